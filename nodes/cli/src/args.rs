@@ -1,0 +1,169 @@
+//! Command-line arguments of `convoy` (clap derive). Values are validated here where clap can
+//! (ranges, lists), and by the command where it needs a file or the network.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use convoy_core::dds::MAX_DOMAIN_ID;
+use convoy_core::qos::QosSpec;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "convoy",
+    version,
+    about = "convoy: a distributed driving-simulation graph on DDS/RTPS",
+    long_about = "convoy: a distributed driving-simulation graph on DDS/RTPS.\n\n\
+        Tools to inspect a running graph (topic list/echo/hz), resolve QoS files (qos show)\n\
+        and measure the transport (bench latency). RUST_LOG sets the log level."
+)]
+pub struct Cli {
+    /// DDS domain id (0..=232)
+    #[arg(long, short = 'd', global = true, env = "CONVOY_DOMAIN", default_value_t = 0,
+          value_parser = parse_domain)]
+    pub domain: u32,
+    /// QoS library: FILE or FILE::LIBRARY (default: the built-in qos/convoy.xml)
+    #[arg(long, global = true, env = "CONVOY_QOS")]
+    pub qos: Option<QosSpec>,
+    /// Log more (info level)
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+fn parse_domain(s: &str) -> Result<u32, String> {
+    let id: u32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a domain id: use a number 0..={MAX_DOMAIN_ID}"))?;
+    convoy_core::dds::check_domain_id(id)
+        .map(u32::from)
+        .map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect topics on the domain: list, echo, hz
+    #[command(subcommand)]
+    Topic(TopicCommand),
+    /// QoS libraries: show the resolved profiles of a DDS-XML file
+    #[command(subcommand)]
+    Qos(QosCommand),
+    /// Measure the transport
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TopicCommand {
+    /// Topics seen by discovery, with type and writer/reader counts
+    List(ListArgs),
+    /// Print the samples of a topic, decoded
+    Echo(EchoArgs),
+    /// Rate and jitter of a topic, like `ros2 topic hz`
+    Hz(HzArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Also show each endpoint's QoS
+    #[arg(long)]
+    pub verbose: bool,
+    /// Seconds to listen to discovery before printing
+    #[arg(long, default_value_t = 2.0)]
+    pub wait: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct EchoArgs {
+    /// Topic name, e.g. convoy/clock or convoy/agent/ego/state
+    pub topic: String,
+    /// One JSON object per line instead of readable text
+    #[arg(long)]
+    pub json: bool,
+    /// Stop after this many samples
+    #[arg(long, short = 'n')]
+    pub count: Option<u64>,
+    /// Give up after this many seconds (default: run until Ctrl-C)
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// In text output, show at most this many elements of a long array
+    #[arg(long, default_value_t = 16)]
+    pub truncate: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct HzArgs {
+    /// Topic name
+    pub topic: String,
+    /// Number of most recent intervals the statistics cover
+    #[arg(long, short = 'w', default_value_t = 1000)]
+    pub window: usize,
+    /// Stop after this many seconds (default: run until Ctrl-C)
+    #[arg(long)]
+    pub duration: Option<f64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QosCommand {
+    /// The resolved profiles of FILE (or one LIBRARY of it) after inheritance
+    Show(QosShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct QosShowArgs {
+    /// FILE or FILE::LIBRARY
+    pub spec: QosSpec,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Round-trip latency and throughput between two processes
+    Latency(LatencyArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Role {
+    /// Spawn the pong process and run ping here
+    Both,
+    /// Send pings and measure (run `--role pong` on the other host)
+    Ping,
+    /// Answer pings until stopped
+    Pong,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Baseline {
+    /// CycloneDDS's ddsperf (Debian cyclonedds-tools) at the same sizes
+    Ddsperf,
+}
+
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    /// Payload sizes in bytes, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "64,4096,65536,1048576")]
+    pub sizes: Vec<usize>,
+    /// Seconds of measuring per size
+    #[arg(long, default_value_t = 3.0)]
+    pub duration: f64,
+    /// At most this many round trips per size
+    #[arg(long, default_value_t = 100_000)]
+    pub round_trips: u64,
+    /// Which side(s) of the round trip this process runs
+    #[arg(long, value_enum, default_value_t = Role::Both)]
+    pub role: Role,
+    /// A reference measured in the same run
+    #[arg(long, value_enum)]
+    pub baseline: Option<Baseline>,
+    /// Write the results as CSV
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also send a burst of this many samples one way and count what arrives (0: skip)
+    #[arg(long, default_value_t = 0)]
+    pub burst: u64,
+    /// Seconds a ping may go unanswered before it counts as lost
+    #[arg(long, default_value_t = 2.0)]
+    pub loss_timeout: f64,
+    /// Seconds to wait for the other side to be discovered
+    #[arg(long, default_value_t = 30.0)]
+    pub match_timeout: f64,
+}

@@ -1,0 +1,542 @@
+//! `convoy bench latency`: round trips between two processes over convoy's DDS layer, per
+//! payload size, with CycloneDDS's `ddsperf` measured in the same run as the reference.
+//!
+//! The ping side writes `BenchSample`s on `convoy/bench/ping` one at a time and waits for the
+//! pong side to echo each on `convoy/bench/pong`; the round trip is measured on the ping side's
+//! monotonic clock, so the two hosts' clocks never mix. A ping unanswered within
+//! `--loss-timeout` counts as lost.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use convoy_core::dds::{Node, PublishError, Publisher, Subscriber};
+use convoy_core::messages::BenchSample;
+use convoy_core::qos::QosSpec;
+use convoy_core::topics::{self, TopicClass};
+
+use crate::args::{Baseline, LatencyArgs, Role};
+use crate::process::{stop_child, stop_flag};
+
+/// The line the pong process prints once its endpoints exist.
+const PONG_READY: &str = "pong ready";
+/// A ping with this sequence number tells the pong process to exit.
+const STOP_SEQ: u64 = u64::MAX;
+/// Burst samples are numbered from here so they never look like round-trip pings.
+const BURST_BASE: u64 = 1 << 62;
+/// Ends a burst: the pong side answers it with the number of burst samples it received.
+const BURST_END: u64 = u64::MAX - 1;
+const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Round trips before measuring each size (connection warm-up, allocator, caches).
+const WARMUP: Duration = Duration::from_millis(300);
+
+/// One measured size (or one ddsperf reference row).
+#[derive(Debug, Clone)]
+pub struct LatencyRow {
+    pub size_bytes: usize,
+    pub qos_profile: String,
+    pub round_trips: u64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+    pub msgs_per_s: f64,
+    pub lost: u64,
+}
+
+pub const CSV_HEADER: &str =
+    "size_bytes,qos_profile,round_trips,p50_us,p90_us,p99_us,max_us,msgs_per_s,lost";
+
+impl LatencyRow {
+    pub fn csv(&self) -> String {
+        format!(
+            "{},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{}",
+            self.size_bytes,
+            self.qos_profile,
+            self.round_trips,
+            self.p50_us,
+            self.p90_us,
+            self.p99_us,
+            self.max_us,
+            self.msgs_per_s,
+            self.lost
+        )
+    }
+}
+
+/// The value below which `p` of the sorted samples lie (nearest rank).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn check_args(args: &LatencyArgs) -> Result<()> {
+    if args.sizes.is_empty() {
+        bail!("--sizes is empty: give at least one payload size");
+    }
+    if let Some(bad) = args.sizes.iter().find(|&&s| s > 64 << 20) {
+        bail!("--sizes {bad}: payloads above 64 MiB are not supported");
+    }
+    if !(0.1..=3600.0).contains(&args.duration) {
+        bail!(
+            "--duration {} is out of range: use 0.1 to 3600 seconds",
+            args.duration
+        );
+    }
+    if !(0.1..=600.0).contains(&args.match_timeout) {
+        bail!(
+            "--match-timeout {} is out of range: use 0.1 to 600 seconds",
+            args.match_timeout
+        );
+    }
+    if !(0.01..=60.0).contains(&args.loss_timeout) {
+        bail!(
+            "--loss-timeout {} is out of range: use 0.01 to 60 seconds",
+            args.loss_timeout
+        );
+    }
+    Ok(())
+}
+
+pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()> {
+    check_args(args)?;
+    match args.role {
+        Role::Pong => pong(domain, qos),
+        Role::Ping => ping_and_report(domain, qos, args),
+        Role::Both => {
+            let mut child = spawn_pong(domain, qos)?;
+            let result = ping_and_report(domain, qos, args);
+            stop_child(&mut child, Duration::from_secs(3));
+            result
+        }
+    }
+}
+
+fn profile_label(node: &Node) -> String {
+    format!(
+        "{}/{}",
+        node.qos().source(),
+        TopicClass::Bench.profile_name()
+    )
+}
+
+/// Answers every ping until a stop sample or Ctrl-C/SIGTERM.
+fn pong(domain: u32, qos: Option<&QosSpec>) -> Result<()> {
+    let node = Node::new(
+        domain,
+        &format!("bench/pong/{}", std::process::id()),
+        crate::load_qos(qos)?,
+    )?;
+    let mut pings: Subscriber<BenchSample> =
+        node.subscriber(topics::BENCH_PING, TopicClass::Bench)?;
+    let pongs: Publisher<BenchSample> = node.publisher(topics::BENCH_PONG, TopicClass::Bench)?;
+    let stop = stop_flag()?;
+    println!("{PONG_READY}");
+    std::io::stdout().flush().ok();
+    let mut burst_received = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        for sample in pings.take_wait(256, Duration::from_millis(100)) {
+            let answer = match sample.value.seq {
+                STOP_SEQ => return Ok(()),
+                // Burst samples are counted, not echoed: the test is one-way delivery.
+                BURST_END => BenchSample {
+                    seq: BURST_END,
+                    sent_ns: std::mem::take(&mut burst_received) as i64,
+                    payload: Vec::new(),
+                },
+                seq if seq >= BURST_BASE => {
+                    burst_received += 1;
+                    continue;
+                }
+                _ => sample.value,
+            };
+            if let Err(e) = pongs.write(answer) {
+                tracing::warn!("pong write failed: {e}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Starts `convoy bench latency --role pong` as a child and waits (bounded) until it is ready.
+fn spawn_pong(domain: u32, qos: Option<&QosSpec>) -> Result<Child> {
+    let exe = std::env::current_exe().context("cannot find the convoy executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["bench", "latency", "--role", "pong", "--domain"])
+        .arg(domain.to_string())
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null());
+    if let Some(spec) = qos {
+        cmd.arg("--qos").arg(spec.to_string());
+    }
+    let mut child = cmd.spawn().context("cannot start the pong process")?;
+    let stdout = child.stdout.take().context("pong process has no stdout")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let ready = lines.any(|l| l.map(|l| l == PONG_READY).unwrap_or(false));
+        let _ = tx.send(ready);
+        // Keep draining so the child never blocks on a full pipe.
+        for _ in lines {}
+    });
+    match rx.recv_timeout(MATCH_TIMEOUT) {
+        Ok(true) => Ok(child),
+        _ => {
+            stop_child(&mut child, Duration::from_secs(1));
+            bail!("the pong process did not become ready within {MATCH_TIMEOUT:?}")
+        }
+    }
+}
+
+struct Pinger {
+    pings: Publisher<BenchSample>,
+    pongs: Subscriber<BenchSample>,
+    next_seq: u64,
+    epoch: Instant,
+}
+
+impl Pinger {
+    /// One round trip: Some(µs), or None when no answer came within `timeout`.
+    fn round_trip(&mut self, payload: &[u8], timeout: Duration) -> Result<Option<f64>> {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let sent = Instant::now();
+        self.pings.write(BenchSample {
+            seq,
+            sent_ns: sent.duration_since(self.epoch).as_nanos() as i64,
+            payload: payload.to_vec(),
+        })?;
+        let until = sent + timeout;
+        loop {
+            let now = Instant::now();
+            if now >= until {
+                return Ok(None);
+            }
+            for sample in self.pongs.take_wait(16, until - now) {
+                // Older answers (to pings already counted lost) are skipped.
+                if sample.value.seq == seq {
+                    return Ok(Some(sent.elapsed().as_secs_f64() * 1e6));
+                }
+            }
+        }
+    }
+}
+
+fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()> {
+    let node = Node::new(
+        domain,
+        &format!("bench/ping/{}", std::process::id()),
+        crate::load_qos(qos)?,
+    )?;
+    let label = profile_label(&node);
+    let pongs: Subscriber<BenchSample> = node.subscriber(topics::BENCH_PONG, TopicClass::Bench)?;
+    let pings: Publisher<BenchSample> = node.publisher(topics::BENCH_PING, TopicClass::Bench)?;
+    eprintln!("waiting for the pong side on domain {domain} ...");
+    let match_timeout = Duration::from_secs_f64(args.match_timeout);
+    pings.wait_for_match(1, match_timeout)?;
+    pongs.wait_for_match(1, match_timeout)?;
+    let mut pinger = Pinger {
+        pings,
+        pongs,
+        next_seq: 0,
+        epoch: Instant::now(),
+    };
+    let loss_timeout = Duration::from_secs_f64(args.loss_timeout);
+    // The first answer proves the pong side's reader matched too (discovery is per endpoint).
+    let first_answer = Instant::now();
+    while pinger
+        .round_trip(&[0u8; 8], Duration::from_millis(200))?
+        .is_none()
+    {
+        if first_answer.elapsed() > match_timeout {
+            bail!("the pong side matched but never answered within {match_timeout:?}");
+        }
+    }
+
+    println!("convoy bench latency: domain {domain}, QoS {label}");
+    println!(
+        "{:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>6}",
+        "size", "p50 us", "p90 us", "p99 us", "max us", "rt/s", "MB/s", "lost"
+    );
+    let mut rows = Vec::new();
+    for &size in &args.sizes {
+        let row = measure_size(&mut pinger, size, args, loss_timeout, &label)?;
+        println!(
+            "{:>9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>10.2} {:>6}",
+            row.size_bytes,
+            row.p50_us,
+            row.p90_us,
+            row.p99_us,
+            row.max_us,
+            row.msgs_per_s,
+            row.msgs_per_s * 2.0 * size as f64 / 1e6,
+            row.lost
+        );
+        rows.push(row);
+    }
+
+    if args.burst > 0 {
+        burst(&mut pinger, args.burst, loss_timeout)?;
+    }
+    // Tell a pong we spawned (or one on another host) that we are done.
+    let _ = pinger.pings.write(BenchSample {
+        seq: STOP_SEQ,
+        ..BenchSample::default()
+    });
+    pinger
+        .pings
+        .wait_for_acknowledgments(Duration::from_secs(1));
+
+    if let Some(Baseline::Ddsperf) = args.baseline {
+        let reference = ddsperf_rows(domain, &args.sizes, args.duration)?;
+        println!("\nCycloneDDS ddsperf, same sizes, same machine:");
+        println!(
+            "{:>9} {:>9} {:>9} {:>9} {:>9} {:>10}   {:>12}",
+            "size", "p50 us", "p90 us", "p99 us", "max us", "rt/s", "convoy/ddsperf p50"
+        );
+        for r in &reference {
+            let ours = rows.iter().find(|o| o.size_bytes == r.size_bytes);
+            let ratio = ours.map_or(f64::NAN, |o| o.p50_us / r.p50_us);
+            println!(
+                "{:>9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}   {:>11.2}x",
+                r.size_bytes, r.p50_us, r.p90_us, r.p99_us, r.max_us, r.msgs_per_s, ratio
+            );
+        }
+        rows.extend(reference);
+    }
+    if let Some(out) = &args.out {
+        write_csv(out, &rows)?;
+        eprintln!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+fn measure_size(
+    pinger: &mut Pinger,
+    size: usize,
+    args: &LatencyArgs,
+    loss_timeout: Duration,
+    label: &str,
+) -> Result<LatencyRow> {
+    let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+    let warmup_until = Instant::now() + WARMUP;
+    while Instant::now() < warmup_until {
+        pinger.round_trip(&payload, loss_timeout)?;
+    }
+    let mut rtts = Vec::new();
+    let mut lost = 0;
+    let started = Instant::now();
+    let budget = Duration::from_secs_f64(args.duration);
+    while started.elapsed() < budget && (rtts.len() as u64) < args.round_trips {
+        match pinger.round_trip(&payload, loss_timeout)? {
+            Some(us) => rtts.push(us),
+            None => lost += 1,
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    rtts.sort_by(f64::total_cmp);
+    Ok(LatencyRow {
+        size_bytes: size,
+        qos_profile: label.to_string(),
+        round_trips: rtts.len() as u64,
+        p50_us: percentile(&rtts, 0.50),
+        p90_us: percentile(&rtts, 0.90),
+        p99_us: percentile(&rtts, 0.99),
+        max_us: rtts.last().copied().unwrap_or(f64::NAN),
+        msgs_per_s: rtts.len() as f64 / elapsed,
+        lost,
+    })
+}
+
+/// Writes `count` samples back to back one way; the pong side counts what arrives. A reliable
+/// profile must lose none. A full writer history (readers not acknowledging yet) is waited
+/// out, as reliable back-pressure should be, not counted as loss.
+fn burst(pinger: &mut Pinger, count: u64, loss_timeout: Duration) -> Result<()> {
+    let started = Instant::now();
+    let write = |sample: BenchSample| -> Result<()> {
+        let give_up = Instant::now() + Duration::from_secs(30);
+        loop {
+            match pinger.pings.write(sample.clone()) {
+                Err(PublishError::WouldBlock { .. }) if Instant::now() < give_up => continue,
+                other => return Ok(other?),
+            }
+        }
+    };
+    for i in 0..count {
+        write(BenchSample {
+            seq: BURST_BASE + i,
+            sent_ns: 0,
+            payload: vec![0u8; 64],
+        })?;
+    }
+    write(BenchSample {
+        seq: BURST_END,
+        ..BenchSample::default()
+    })?;
+    let sent_in = started.elapsed().as_secs_f64();
+    let until = Instant::now() + loss_timeout.max(Duration::from_secs(10));
+    let mut received = None;
+    while received.is_none() && Instant::now() < until {
+        for s in pinger.pongs.take_wait(16, Duration::from_millis(50)) {
+            if s.value.seq == BURST_END {
+                received = Some(s.value.sent_ns as u64);
+            }
+        }
+    }
+    let Some(got) = received else {
+        bail!(
+            "the pong side did not report the burst count within {:?}",
+            until - started
+        );
+    };
+    println!(
+        "burst: {count} samples of 64 B sent back to back, {got} received, {} lost, {:.0} samples/s",
+        count.saturating_sub(got),
+        count as f64 / sent_in
+    );
+    Ok(())
+}
+
+fn write_csv(path: &Path, rows: &[LatencyRow]) -> Result<()> {
+    let mut text = String::from(CSV_HEADER);
+    text.push('\n');
+    for row in rows {
+        text.push_str(&row.csv());
+        text.push('\n');
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Runs `ddsperf pong` and `ddsperf ping size S` for every size, parsing its per-second lines.
+fn ddsperf_rows(domain: u32, sizes: &[usize], seconds: f64) -> Result<Vec<LatencyRow>> {
+    let which = Command::new("ddsperf").arg("-h").output();
+    if which.is_err() {
+        bail!("ddsperf not found: install Debian's cyclonedds-tools (apt-get install cyclonedds-tools)");
+    }
+    let mut pong = Command::new("ddsperf")
+        .args(["-i", &domain.to_string(), "pong"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start ddsperf pong")?;
+    let mut rows = Vec::new();
+    // ddsperf counts whole seconds and drops the first (discovery): run one second more.
+    let secs = (seconds.ceil() as u64).max(2) + 1;
+    for &size in sizes {
+        let out = Command::new("ddsperf")
+            .args([
+                "-i",
+                &domain.to_string(),
+                "-D",
+                &secs.to_string(),
+                "ping",
+                "size",
+            ])
+            .arg(size.to_string())
+            .output();
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                stop_child(&mut pong, Duration::from_secs(1));
+                bail!("cannot run ddsperf ping: {e}");
+            }
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        match parse_ddsperf(&text, size) {
+            Some(row) => rows.push(row),
+            None => eprintln!("ddsperf printed no latency line for size {size}"),
+        }
+    }
+    stop_child(&mut pong, Duration::from_secs(1));
+    Ok(rows)
+}
+
+/// Folds ddsperf's per-second lines (`... size 64 mean 29us min 9us 50% 29us 90% 39us 99% 58us
+/// max 2094us cnt 16982`) into one row: medians of the per-second percentiles, the largest max.
+pub fn parse_ddsperf(text: &str, size: usize) -> Option<LatencyRow> {
+    let mut p50 = Vec::new();
+    let mut p90 = Vec::new();
+    let mut p99 = Vec::new();
+    let mut max: f64 = 0.0;
+    let mut count = 0u64;
+    let mut seconds = 0u64;
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let value = |key: &str| -> Option<f64> {
+            let i = words.iter().position(|w| *w == key)?;
+            words.get(i + 1)?.trim_end_matches("us").parse().ok()
+        };
+        if value("size") != Some(size as f64) {
+            continue;
+        }
+        let (Some(a), Some(b), Some(c), Some(m), Some(n)) = (
+            value("50%"),
+            value("90%"),
+            value("99%"),
+            value("max"),
+            value("cnt"),
+        ) else {
+            continue;
+        };
+        p50.push(a);
+        p90.push(b);
+        p99.push(c);
+        max = max.max(m);
+        count += n as u64;
+        seconds += 1;
+    }
+    if seconds == 0 {
+        return None;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        percentile(v, 0.5)
+    };
+    Some(LatencyRow {
+        size_bytes: size,
+        qos_profile: "ddsperf".into(),
+        round_trips: count,
+        p50_us: median(&mut p50),
+        p90_us: median(&mut p90),
+        p99_us: median(&mut p99),
+        max_us: max,
+        msgs_per_s: count as f64 / seconds as f64,
+        lost: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&v, 1.0), 100.0);
+        assert!(percentile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn parses_ddsperf_lines() {
+        let text = "\
+[7303] participant vm:7303: new (self)
+[7303] 2.000  vm:7291 size 64 mean 29.339us min 9.033us 50% 29.067us 90% 39.588us 99% 58.857us max 2094.630us cnt 16982
+[7303] 2.000  rss:7.7MB vcsw:15608 ivcsw:1416 recvUC:8%+30%
+[7303] 3.000  vm:7291 size 64 mean 37.222us min 10.905us 50% 33.964us 90% 48.366us 99% 70.945us max 1549.107us cnt 13401
+";
+        let row = parse_ddsperf(text, 64).expect("a row");
+        assert_eq!(row.round_trips, 16982 + 13401);
+        assert_eq!(row.p50_us, 29.067);
+        assert_eq!(row.max_us, 2094.630);
+        assert!(parse_ddsperf(text, 4096).is_none());
+        assert_eq!(row.csv().split(',').count(), CSV_HEADER.split(',').count());
+    }
+}

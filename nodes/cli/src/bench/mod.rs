@@ -1,0 +1,14 @@
+//! `convoy bench ...`: performance measurements whose numbers go to docs/BENCHMARKS.md.
+
+pub mod latency;
+
+use anyhow::Result;
+use convoy_core::qos::QosSpec;
+
+use crate::args::BenchCommand;
+
+pub fn run(domain: u32, qos: Option<&QosSpec>, command: &BenchCommand) -> Result<()> {
+    match command {
+        BenchCommand::Latency(args) => latency::run(domain, qos, args),
+    }
+}

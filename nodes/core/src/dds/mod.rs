@@ -1,0 +1,240 @@
+//! The one typed DDS layer: a node handle over a rustdds participant, typed publishers and
+//! subscribers built from a topic name + topic class + the run's QoS library.
+//!
+//! Layers, as in the DDS spec: [`Node`] is the domain participant (with one publisher and one
+//! subscriber entity), [`Publisher`] a data writer, [`Subscriber`] a data reader, [`discovery`]
+//! the built-in topics. Policies rustdds accepts but does not enforce (deadline,
+//! time_based_filter, lifespan) are enforced here, in [`policy`].
+//!
+//! Hot paths read with `take(n)` (rustdds's `take_next_sample` scans its whole cache per call)
+//! and block on the reader's mio readiness instead of spinning; async consumers get a stream fed
+//! by a dedicated thread that does exactly that.
+
+pub mod discovery;
+pub mod policy;
+mod publisher;
+mod subscriber;
+pub mod wire;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustdds::{DomainParticipant, QosPolicies, Topic, TopicKind};
+
+use crate::messages::Message;
+use crate::qos::{QosError, QosSet};
+use crate::topics::TopicClass;
+
+pub use publisher::{PublishError, Publisher};
+pub use subscriber::{ReaderStats, Received, SampleStream, Subscriber};
+
+/// The largest DDS domain id whose RTPS ports (7400 + 250 * id + offsets) fit in 16 bits.
+pub const MAX_DOMAIN_ID: u32 = 232;
+
+/// Why a node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("domain id {0} is out of range: DDS domain ids are 0..={MAX_DOMAIN_ID} (RTPS ports must fit in 16 bits)")]
+    DomainOutOfRange(u32),
+    #[error("node id '{0}' is invalid: use 1-64 characters from [a-z0-9_/-]")]
+    BadNodeId(String),
+    #[error("cannot join DDS domain {domain}: {reason}")]
+    Participant { domain: u32, reason: String },
+}
+
+/// Why a publisher or subscriber could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    #[error(transparent)]
+    Qos(#[from] QosError),
+    #[error("topic '{topic}': {type_name} cannot be created: {reason}")]
+    Create {
+        topic: String,
+        type_name: &'static str,
+        reason: String,
+    },
+}
+
+/// A bounded wait ran out.
+#[derive(Debug, thiserror::Error)]
+pub enum WaitError {
+    #[error("topic '{topic}': {matched} of {wanted} {what} matched after {waited:?}; is the other side running on the same domain id and QoS-compatible?")]
+    MatchTimeout {
+        topic: String,
+        what: &'static str,
+        wanted: usize,
+        matched: usize,
+        waited: Duration,
+    },
+}
+
+/// Validates a domain id given by a user.
+pub fn check_domain_id(domain: u32) -> Result<u16, NodeError> {
+    if domain > MAX_DOMAIN_ID {
+        return Err(NodeError::DomainOutOfRange(domain));
+    }
+    u16::try_from(domain).map_err(|_| NodeError::DomainOutOfRange(domain))
+}
+
+fn check_node_id(id: &str) -> Result<(), NodeError> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'/' | b'-')
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(NodeError::BadNodeId(id.to_string()))
+    }
+}
+
+/// One convoy node's presence on a DDS domain.
+#[derive(Clone)]
+pub struct Node {
+    inner: Arc<NodeInner>,
+}
+
+struct NodeInner {
+    participant: DomainParticipant,
+    publisher: rustdds::Publisher,
+    subscriber: rustdds::Subscriber,
+    node_id: String,
+    domain_id: u16,
+    qos: Arc<QosSet>,
+    topics: Mutex<HashMap<String, Topic>>,
+}
+
+impl Node {
+    /// Joins `domain` as `node_id`, taking every endpoint's QoS from `qos`.
+    pub fn new(domain: u32, node_id: &str, qos: Arc<QosSet>) -> Result<Node, NodeError> {
+        let domain_id = check_domain_id(domain)?;
+        check_node_id(node_id)?;
+        let fail = |e: &dyn std::fmt::Display| NodeError::Participant {
+            domain,
+            reason: e.to_string(),
+        };
+        let participant = DomainParticipant::new(domain_id).map_err(|e| fail(&e))?;
+        let publisher = participant
+            .create_publisher(&QosPolicies::qos_none())
+            .map_err(|e| fail(&e))?;
+        let subscriber = participant
+            .create_subscriber(&QosPolicies::qos_none())
+            .map_err(|e| fail(&e))?;
+        Ok(Node {
+            inner: Arc::new(NodeInner {
+                participant,
+                publisher,
+                subscriber,
+                node_id: node_id.to_string(),
+                domain_id,
+                qos,
+                topics: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    pub fn node_id(&self) -> &str {
+        &self.inner.node_id
+    }
+
+    pub fn domain_id(&self) -> u16 {
+        self.inner.domain_id
+    }
+
+    pub fn qos(&self) -> &QosSet {
+        &self.inner.qos
+    }
+
+    pub fn participant(&self) -> &DomainParticipant {
+        &self.inner.participant
+    }
+
+    /// A typed publisher on `topic` with the writer QoS of `class`'s profile.
+    pub fn publisher<M: Message>(
+        &self,
+        topic: &str,
+        class: TopicClass,
+    ) -> Result<Publisher<M>, EndpointError> {
+        let qos = self.inner.qos.for_class(class)?.writer_for(topic).clone();
+        let dds_topic = self.topic::<M>(topic, class)?;
+        Publisher::create(
+            &self.inner.participant,
+            &self.inner.publisher,
+            &dds_topic,
+            topic,
+            qos,
+        )
+    }
+
+    /// A typed subscriber on `topic` with the reader QoS of `class`'s profile.
+    pub fn subscriber<M: Message>(
+        &self,
+        topic: &str,
+        class: TopicClass,
+    ) -> Result<Subscriber<M>, EndpointError> {
+        let qos = self.inner.qos.for_class(class)?.reader_for(topic).clone();
+        let dds_topic = self.topic::<M>(topic, class)?;
+        Subscriber::create(
+            &self.inner.participant,
+            &self.inner.subscriber,
+            &dds_topic,
+            topic,
+            qos,
+        )
+    }
+
+    /// The rustdds topic for `name`, created once per node.
+    fn topic<M: Message>(&self, name: &str, class: TopicClass) -> Result<Topic, EndpointError> {
+        let create_error = |reason: String| EndpointError::Create {
+            topic: name.to_string(),
+            type_name: M::TYPE_NAME,
+            reason,
+        };
+        let mut topics = self
+            .inner
+            .topics
+            .lock()
+            .map_err(|_| create_error("topic table poisoned".into()))?;
+        if let Some(topic) = topics.get(name) {
+            use rustdds::TopicDescription;
+            if topic.get_type().name() != M::TYPE_NAME {
+                return Err(create_error(format!(
+                    "this node already uses the topic with type {}",
+                    topic.get_type().name()
+                )));
+            }
+            return Ok(topic.clone());
+        }
+        let topic_qos = self.inner.qos.for_class(class)?.topic.to_rustdds();
+        let kind = if M::KEYED {
+            TopicKind::WithKey
+        } else {
+            TopicKind::NoKey
+        };
+        let topic = self
+            .inner
+            .participant
+            .create_topic(name.to_string(), M::TYPE_NAME.to_string(), &topic_qos, kind)
+            .map_err(|e| create_error(e.to_string()))?;
+        topics.insert(name.to_string(), topic.clone());
+        Ok(topic)
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes: the bounded wait every discovery
+/// step uses. rustdds's match events are lossy (its status channel holds four events) and its
+/// matched-endpoint queries are unimplemented, so matching is observed by polling discovery.
+pub(crate) fn poll_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

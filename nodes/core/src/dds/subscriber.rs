@@ -1,0 +1,365 @@
+//! Typed data reader: one convoy message type on one topic.
+//!
+//! Reading never fails from the caller's point of view: a payload that does not decode as the
+//! topic's type (another program writing a different type under a convoy topic name) is counted
+//! in [`ReaderStats::decode_errors`], logged with the topic name, and skipped; the node goes on.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use rustdds::mio1;
+use rustdds::{no_key, with_key, GUID};
+use rustdds::{ReadCondition, SampleInfo, Timestamp, Topic};
+
+use super::policy::{expired, InstanceDeadlines, TimeFilter};
+use super::wire::{Wire, WireAdapter};
+use super::{discovery, poll_until, EndpointError, WaitError};
+use crate::messages::Message;
+use crate::qos::EndpointQos;
+
+/// One sample as the application sees it.
+#[derive(Debug, Clone)]
+pub struct Received<M> {
+    pub value: M,
+    pub source_timestamp: Option<Timestamp>,
+    pub writer: GUID,
+}
+
+/// What a reader has seen, shared with whoever reports it (NodeStatus, `topic hz`, tests).
+#[derive(Debug, Default)]
+pub struct ReaderStats {
+    pub received: AtomicU64,
+    pub decode_errors: AtomicU64,
+    /// Dropped by TIME_BASED_FILTER.
+    pub filtered: AtomicU64,
+    /// Dropped by LIFESPAN.
+    pub expired: AtomicU64,
+    /// Requested-deadline periods with no sample, summed over instances.
+    pub deadline_missed: AtomicU64,
+}
+
+impl ReaderStats {
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+enum Reader<M: Message> {
+    Keyed(with_key::DataReader<Wire<M>, WireAdapter<M>>),
+    Unkeyed(no_key::DataReader<Wire<M>, WireAdapter<M>>),
+}
+
+/// A typed subscriber. Create it with [`super::Node::subscriber`].
+pub struct Subscriber<M: Message> {
+    reader: Reader<M>,
+    topic: String,
+    qos: EndpointQos,
+    dds_qos: rustdds::QosPolicies,
+    participant: rustdds::DomainParticipant,
+    stats: Arc<ReaderStats>,
+    deadlines: Option<InstanceDeadlines<M::Key>>,
+    time_filter: Option<TimeFilter<M::Key>>,
+    /// Created on the first blocking wait.
+    poll: Option<mio1::Poll>,
+    /// Decode errors logged so far, to keep a flood of bad samples from flooding the log.
+    logged_errors: u64,
+}
+
+const READER_TOKEN: mio1::Token = mio1::Token(0);
+/// Decode errors logged one by one before the log switches to every 1000th.
+const LOGGED_ERRORS_IN_FULL: u64 = 10;
+/// Decode errors skipped within one `take` before it returns what it has.
+const MAX_ERRORS_PER_TAKE: usize = 1024;
+
+impl<M: Message> Subscriber<M> {
+    pub(super) fn create(
+        participant: &rustdds::DomainParticipant,
+        subscriber: &rustdds::Subscriber,
+        dds_topic: &Topic,
+        topic: &str,
+        qos: EndpointQos,
+    ) -> Result<Self, EndpointError> {
+        let create_error = |e: rustdds::dds::CreateError| EndpointError::Create {
+            topic: topic.to_string(),
+            type_name: M::TYPE_NAME,
+            reason: e.to_string(),
+        };
+        let dds_qos = qos.to_rustdds();
+        let reader = if M::KEYED {
+            Reader::Keyed(
+                subscriber
+                    .create_datareader::<Wire<M>, WireAdapter<M>>(dds_topic, Some(dds_qos.clone()))
+                    .map_err(create_error)?,
+            )
+        } else {
+            Reader::Unkeyed(
+                subscriber
+                    .create_datareader_no_key::<Wire<M>, WireAdapter<M>>(
+                        dds_topic,
+                        Some(dds_qos.clone()),
+                    )
+                    .map_err(create_error)?,
+            )
+        };
+        let now = Instant::now();
+        Ok(Subscriber {
+            reader,
+            topic: topic.to_string(),
+            deadlines: qos
+                .deadline
+                .map(|period| InstanceDeadlines::new(period, M::KEYED, now)),
+            time_filter: qos.time_based_filter.map(TimeFilter::new),
+            qos,
+            dds_qos,
+            participant: participant.clone(),
+            stats: Arc::new(ReaderStats::default()),
+            poll: None,
+            logged_errors: 0,
+        })
+    }
+
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    pub fn qos(&self) -> &EndpointQos {
+        &self.qos
+    }
+
+    pub fn stats(&self) -> Arc<ReaderStats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Takes up to `max` samples that are there now, without blocking.
+    pub fn take(&mut self, max: usize) -> Vec<Received<M>> {
+        let mut raw: Vec<(M, SampleInfo)> = Vec::new();
+        let mut errors = 0;
+        while raw.len() < max && errors < MAX_ERRORS_PER_TAKE {
+            match self.take_raw(max - raw.len(), &mut raw) {
+                Ok(()) => break,
+                Err(rustdds::dds::ReadError::Deserialization { reason }) => {
+                    errors += 1;
+                    self.count_decode_error(&reason);
+                }
+                Err(rustdds::dds::ReadError::UnknownKey { .. }) => {}
+                Err(other) => {
+                    tracing::error!(topic = %self.topic, "DDS read failed: {other}");
+                    break;
+                }
+            }
+            // rustdds has advanced past the bad sample: the loop reads what follows it.
+        }
+        let now = Instant::now();
+        let now_ns = timestamp_ns(Timestamp::now());
+        let mut out = Vec::with_capacity(raw.len());
+        for (value, info) in raw {
+            let source_ns = info.source_timestamp().map(timestamp_ns);
+            if let (Some(lifespan), Some(source_ns)) = (self.qos.lifespan, source_ns) {
+                if expired(lifespan, source_ns, now_ns) {
+                    self.stats.expired.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            if let Some(deadlines) = self.deadlines.as_mut() {
+                let missed = deadlines.sample(value.key(), now);
+                self.stats
+                    .deadline_missed
+                    .fetch_add(missed, Ordering::Relaxed);
+            }
+            if let Some(filter) = self.time_filter.as_mut() {
+                if !filter.accept(value.key(), source_ns.unwrap_or(now_ns)) {
+                    self.stats.filtered.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            self.stats.received.fetch_add(1, Ordering::Relaxed);
+            out.push(Received {
+                value,
+                source_timestamp: info.source_timestamp(),
+                writer: info.writer_guid(),
+            });
+        }
+        self.observe_deadlines();
+        out
+    }
+
+    /// Takes up to `max` samples, waiting up to `timeout` for the first to arrive.
+    pub fn take_wait(&mut self, max: usize, timeout: Duration) -> Vec<Received<M>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let batch = self.take(max);
+            if !batch.is_empty() {
+                return batch;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return batch;
+            }
+            if !self.block(deadline - now) {
+                // No readiness to wait on: fall back to a short pause, still bounded.
+                std::thread::sleep(Duration::from_millis(1).min(deadline - now));
+            }
+        }
+    }
+
+    /// Waits (bounded) for the next sample; `None` when `timeout` passes first.
+    pub fn next_timeout(&mut self, timeout: Duration) -> Option<Received<M>> {
+        self.take_wait(1, timeout).into_iter().next()
+    }
+
+    /// Requested-deadline misses observed so far (also kept in [`ReaderStats`]).
+    pub fn deadline_missed(&mut self) -> u64 {
+        self.observe_deadlines();
+        ReaderStats::get(&self.stats.deadline_missed)
+    }
+
+    /// How many writers this reader is matched with now.
+    pub fn matched_writers(&self) -> usize {
+        discovery::matched_writers(&self.participant, &self.topic, &self.dds_qos)
+    }
+
+    /// Blocks until at least `writers` writers are matched, or fails after `timeout`.
+    pub fn wait_for_match(&self, writers: usize, timeout: Duration) -> Result<(), WaitError> {
+        if poll_until(timeout, || self.matched_writers() >= writers) {
+            Ok(())
+        } else {
+            Err(WaitError::MatchTimeout {
+                topic: self.topic.clone(),
+                what: "writers",
+                wanted: writers,
+                matched: self.matched_writers(),
+                waited: timeout,
+            })
+        }
+    }
+
+    /// Turns this subscriber into an async stream, fed by a dedicated reader thread that
+    /// blocks on the reader (no async wake-up chain on the hot path). The thread ends when
+    /// the stream is dropped.
+    pub fn into_stream(mut self) -> SampleStream<M> {
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        let stats = self.stats();
+        let topic = self.topic.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("reader {}", self.topic))
+            .spawn(move || {
+                while !tx.is_closed() {
+                    for sample in self.take_wait(256, Duration::from_millis(100)) {
+                        if tx.blocking_send(sample).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(topic = %topic, "cannot start a reader thread: {e}");
+        }
+        SampleStream { rx, stats, topic }
+    }
+
+    fn observe_deadlines(&mut self) {
+        if let Some(deadlines) = self.deadlines.as_mut() {
+            let missed = deadlines.observe(Instant::now());
+            self.stats
+                .deadline_missed
+                .fetch_add(missed, Ordering::Relaxed);
+        }
+    }
+
+    fn count_decode_error(&mut self, reason: &str) {
+        let n = self.stats.decode_errors.fetch_add(1, Ordering::Relaxed) + 1;
+        self.logged_errors += 1;
+        if self.logged_errors <= LOGGED_ERRORS_IN_FULL || n % 1000 == 0 {
+            tracing::warn!(
+                topic = %self.topic,
+                expected = M::TYPE_NAME,
+                decode_errors = n,
+                "dropped a sample that does not decode: {reason}"
+            );
+        }
+    }
+
+    fn take_raw(
+        &mut self,
+        max: usize,
+        out: &mut Vec<(M, SampleInfo)>,
+    ) -> Result<(), rustdds::dds::ReadError> {
+        match &mut self.reader {
+            Reader::Keyed(r) => {
+                for sample in r.take(max, ReadCondition::any())? {
+                    let info = sample.sample_info().clone();
+                    if let Some(Wire(value)) = sample.into_value().value() {
+                        out.push((value, info));
+                    }
+                }
+            }
+            Reader::Unkeyed(r) => {
+                for sample in r.take(max, ReadCondition::any())? {
+                    let info = sample.sample_info().clone();
+                    out.push((sample.into_value().0, info));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Blocks until the reader signals new data or `timeout` passes. False when no poller
+    /// could be set up (then the caller pauses briefly instead).
+    fn block(&mut self, timeout: Duration) -> bool {
+        if self.poll.is_none() {
+            let Ok(poll) = mio1::Poll::new() else {
+                return false;
+            };
+            let registry = poll.registry();
+            let registered = match &mut self.reader {
+                Reader::Keyed(r) => registry.register(r, READER_TOKEN, mio1::Interest::READABLE),
+                Reader::Unkeyed(r) => registry.register(r, READER_TOKEN, mio1::Interest::READABLE),
+            };
+            if registered.is_err() {
+                return false;
+            }
+            self.poll = Some(poll);
+        }
+        let Some(poll) = self.poll.as_mut() else {
+            return false;
+        };
+        let mut events = mio1::Events::with_capacity(4);
+        poll.poll(&mut events, Some(timeout)).is_ok()
+    }
+}
+
+/// An async stream of samples; see [`Subscriber::into_stream`].
+pub struct SampleStream<M> {
+    rx: tokio::sync::mpsc::Receiver<Received<M>>,
+    stats: Arc<ReaderStats>,
+    topic: String,
+}
+
+impl<M> SampleStream<M> {
+    pub fn stats(&self) -> Arc<ReaderStats> {
+        Arc::clone(&self.stats)
+    }
+
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+}
+
+impl<M> futures::Stream for SampleStream<M> {
+    type Item = Received<M>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+/// Nanoseconds since the Unix epoch of an RTPS timestamp (32.32 fixed-point seconds).
+pub fn timestamp_ns(ts: Timestamp) -> i64 {
+    let ticks = ts.to_ticks();
+    let secs = (ticks >> 32) as i64;
+    let frac = ((ticks & 0xffff_ffff) * 1_000_000_000) >> 32;
+    secs.saturating_mul(1_000_000_000)
+        .saturating_add(frac as i64)
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what convoy needs on a fresh Debian machine (run as root), then builds the workspace
+# once (dev profile, one target dir: tests and demo share the build). Safe to run again: it
+# skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: a C toolchain for -sys crates, CycloneDDS (idlc + ddsperf + headers) as the
+# independent DDS peer and latency reference.
+packages=(build-essential pkg-config cyclonedds-tools cyclonedds-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "==> installing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "error: installing ${missing[*]} needs root (or install them yourself)" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null; then
+  echo "error: cargo not found: install Rust >= 1.88 (rustup) and run this again" >&2
+  exit 1
+fi
+
+# rustdds logs at error level unless the user asks for more.
+export RUST_LOG="${RUST_LOG:-warn,rustdds=error}"
+echo "==> building the workspace (first build takes a few minutes on 2 cores)"
+cargo build --workspace --bins --quiet

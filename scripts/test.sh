@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Sets up convoy and runs the whole test suite: formatting, unit tests, and the end-to-end
+# suites (real processes, real DDS traffic, CycloneDDS as an independent peer). One dev-profile
+# build in one target dir; nothing is built twice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export RUST_LOG="${RUST_LOG:-warn,rustdds=error}"
+echo "==> cargo fmt --check"
+cargo fmt --all -- --check
+echo "==> cargo test"
+# Binaries first: the end-to-end suites start them as separate processes.
+cargo build --workspace --bins --tests --quiet
+cargo test --workspace --no-fail-fast

@@ -1,0 +1,110 @@
+//! A deliberately misbehaving DDS program: it writes payloads of other types under a convoy
+//! topic name and type name, straight through rustdds (not convoy's layer), as a stray or
+//! outdated program on the same domain would.
+//!
+//! usage: convoy-test-bad-writer DOMAIN TOPIC TYPE_NAME short|long COUNT
+
+use std::time::Duration;
+
+use rustdds::policy::{History, Reliability};
+use rustdds::{DomainParticipant, QosPolicyBuilder, TopicKind};
+use serde::Serialize;
+
+/// Too short for any convoy message with a u64 first field.
+#[derive(Serialize)]
+struct Short {
+    frame: u16,
+}
+
+/// A Tick with members appended: decodes as a Tick only if leftovers are ignored.
+#[derive(Serialize)]
+struct Long {
+    frame: u64,
+    sim_time_ns: i64,
+    dt_ns: i64,
+    paused: bool,
+    agents: Vec<String>,
+    states: Vec<u8>,
+    extra: [u64; 4],
+}
+
+fn main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, domain, topic, type_name, mode, count] = args.as_slice() else {
+        return Err("usage: convoy-test-bad-writer DOMAIN TOPIC TYPE_NAME short|long COUNT".into());
+    };
+    let domain: u16 = domain.parse().map_err(|e| format!("domain: {e}"))?;
+    let count: u64 = count.parse().map_err(|e| format!("count: {e}"))?;
+    let participant = DomainParticipant::new(domain).map_err(|e| e.to_string())?;
+    let qos = QosPolicyBuilder::new()
+        .reliability(Reliability::Reliable {
+            max_blocking_time: rustdds::Duration::from_secs(1),
+        })
+        .history(History::KeepLast { depth: 16 })
+        // As convoy's clock profile requests: otherwise the reader would not match at all.
+        .durability(rustdds::policy::Durability::TransientLocal)
+        .build();
+    let topic_name = topic.clone();
+    let topic = participant
+        .create_topic(topic.clone(), type_name.clone(), &qos, TopicKind::NoKey)
+        .map_err(|e| e.to_string())?;
+    let publisher = participant
+        .create_publisher(&qos)
+        .map_err(|e| e.to_string())?;
+    let writer = |n: u64| -> Result<(), String> {
+        match mode.as_str() {
+            "short" => {
+                let w = publisher
+                    .create_datawriter_no_key_cdr::<Short>(&topic, None)
+                    .map_err(|e| e.to_string())?;
+                wait_matched(&participant, &topic_name)?;
+                for i in 0..n {
+                    w.write(Short { frame: i as u16 }, None)
+                        .map_err(|e| e.to_string())?;
+                }
+                w.wait_for_acknowledgments(Duration::from_secs(5))
+                    .map_err(|e| e.to_string())?;
+            }
+            "long" => {
+                let w = publisher
+                    .create_datawriter_no_key_cdr::<Long>(&topic, None)
+                    .map_err(|e| e.to_string())?;
+                wait_matched(&participant, &topic_name)?;
+                for i in 0..n {
+                    let sample = Long {
+                        frame: i,
+                        sim_time_ns: 0,
+                        dt_ns: 0,
+                        paused: false,
+                        agents: vec![],
+                        states: vec![],
+                        extra: [7; 4],
+                    };
+                    w.write(sample, None).map_err(|e| e.to_string())?;
+                }
+                w.wait_for_acknowledgments(Duration::from_secs(5))
+                    .map_err(|e| e.to_string())?;
+            }
+            other => return Err(format!("unknown mode '{other}'")),
+        }
+        Ok(())
+    };
+    writer(count)?;
+    println!("bad writer done");
+    Ok(())
+}
+
+/// Waits until discovery knows a reader of the topic (rustdds has no matched-reader query).
+fn wait_matched(participant: &DomainParticipant, topic: &str) -> Result<(), String> {
+    for _ in 0..3000 {
+        let readers = participant.discovered_readers();
+        if readers
+            .iter()
+            .any(|r| r.subscription_topic_data.topic_name() == topic)
+        {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Err("no reader matched within 15 s".into())
+}

@@ -1,0 +1,321 @@
+//! The `convoy` command as a user runs it: real processes on real DDS domains.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use convoy_core::dds::{Node, Publisher};
+use convoy_core::messages::Tick;
+use convoy_core::qos::QosSet;
+use convoy_core::topics::{self, TopicClass};
+use convoy_tests::{domain, repo_root, run_with_timeout, watchdog, workspace_bin};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn convoy() -> Command {
+    let mut cmd = Command::new(workspace_bin("convoy"));
+    cmd.current_dir(repo_root());
+    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
+    cmd
+}
+
+/// A Tick writer at ~100 Hz on its own thread until the returned guard is dropped.
+struct TickSource {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TickSource {
+    fn start(domain: u32) -> TickSource {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let node = Node::new(domain, "test/clock", Arc::new(QosSet::builtin())).expect("node");
+            let clock: Publisher<Tick> = node
+                .publisher(topics::CLOCK, TopicClass::Clock)
+                .expect("publisher");
+            let mut frame = 0;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = clock.write(Tick {
+                    frame,
+                    sim_time_ns: frame as i64 * 10_000_000,
+                    dt_ns: 10_000_000,
+                    agents: vec!["ego".into()],
+                    ..Tick::default()
+                });
+                frame += 1;
+                // The pace of a 100 Hz clock, not a wait for a condition.
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        TickSource {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for TickSource {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn bad_input_gets_clear_errors() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["topic", "echo", "not/a/topic", "--timeout", "1"],
+            "'not/a/topic' is not a convoy topic",
+        ),
+        (
+            &["--domain", "300", "topic", "list"],
+            "domain ids are 0..=232",
+        ),
+        (
+            &[
+                "qos",
+                "show",
+                "nodes/core/tests/qos_fixtures/does_not_exist.xml",
+            ],
+            "does_not_exist.xml",
+        ),
+        (&["qos", "show", "qos/convoy.xml::nope"], "nope"),
+        (
+            &["bench", "latency", "--duration", "0"],
+            "--duration 0 is out of range",
+        ),
+    ];
+    for (args, expected) in cases {
+        let (ok, out, err) = run_with_timeout(convoy().args(args), LIMIT);
+        assert!(!ok, "convoy {args:?} succeeded:\n{out}");
+        assert!(
+            err.contains(expected),
+            "convoy {args:?}: stderr lacks '{expected}':\n{err}"
+        );
+        assert!(
+            !err.contains("panicked"),
+            "convoy {args:?} panicked:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn qos_show_prints_resolved_profiles() {
+    let (ok, out, err) = run_with_timeout(convoy().args(["qos", "show", "qos/convoy.xml"]), LIMIT);
+    assert!(ok, "{err}");
+    for class in TopicClass::ALL {
+        assert!(
+            out.contains(class.profile_name()),
+            "no profile '{class}' in:\n{out}"
+        );
+    }
+    assert!(out.contains("RELIABLE"), "{out}");
+}
+
+#[test]
+fn topic_list_shows_discovered_topics_with_types_and_counts() {
+    watchdog("topic list", Duration::from_secs(120));
+    let _ticks = TickSource::start(domain::CLI_LIST);
+    // Discovery takes a moment: retry a few times, each listening 2 s (bounded).
+    let mut last = String::new();
+    for _ in 0..10 {
+        let (ok, out, err) = run_with_timeout(
+            convoy().args([
+                "--domain",
+                &domain::CLI_LIST.to_string(),
+                "topic",
+                "list",
+                "--verbose",
+                "--wait",
+                "2",
+            ]),
+            LIMIT,
+        );
+        assert!(ok, "{err}");
+        if out.contains("convoy/clock  [convoy::Tick]  1 writer") {
+            assert!(
+                out.contains("reliability: RELIABLE"),
+                "verbose QoS missing:\n{out}"
+            );
+            assert!(out.contains("TransientLocal"), "durability missing:\n{out}");
+            return;
+        }
+        last = out;
+    }
+    panic!("convoy/clock never listed:\n{last}");
+}
+
+#[test]
+fn topic_echo_decodes_samples_as_text_and_json() {
+    watchdog("topic echo", Duration::from_secs(120));
+    let _ticks = TickSource::start(domain::CLI_ECHO);
+    let d = domain::CLI_ECHO.to_string();
+    let (ok, out, err) = run_with_timeout(
+        convoy().args([
+            "--domain",
+            &d,
+            "topic",
+            "echo",
+            "convoy/clock",
+            "--json",
+            "-n",
+            "3",
+            "--timeout",
+            "30",
+        ]),
+        LIMIT,
+    );
+    assert!(ok, "{err}");
+    let ticks: Vec<Tick> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a Tick: {l}: {e}")))
+        .collect();
+    assert_eq!(ticks.len(), 3, "{out}");
+    assert!(ticks.windows(2).all(|w| w[0].frame < w[1].frame), "{out}");
+    assert_eq!(ticks[0].agents, vec!["ego".to_string()]);
+
+    let (ok, out, err) = run_with_timeout(
+        convoy().args([
+            "--domain",
+            &d,
+            "topic",
+            "echo",
+            "convoy/clock",
+            "-n",
+            "1",
+            "--timeout",
+            "30",
+        ]),
+        LIMIT,
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("dt_ns: 10000000") && out.contains("agents: ['ego']"),
+        "{out}"
+    );
+}
+
+#[test]
+fn topic_hz_reports_the_rate() {
+    watchdog("topic hz", Duration::from_secs(120));
+    let _ticks = TickSource::start(domain::CLI_HZ);
+    let (ok, out, err) = run_with_timeout(
+        convoy().args([
+            "--domain",
+            &domain::CLI_HZ.to_string(),
+            "topic",
+            "hz",
+            "convoy/clock",
+            "--duration",
+            "4",
+        ]),
+        LIMIT,
+    );
+    assert!(ok, "{err}");
+    let rates: Vec<f64> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("average rate: "))
+        .filter_map(|r| r.trim().parse().ok())
+        .collect();
+    assert!(!rates.is_empty(), "no rate printed:\n{out}");
+    // A 100 Hz source: the rate must be in its neighbourhood (a functional check, loose
+    // enough for a loaded 2-core machine; not a speed assertion).
+    let last = rates[rates.len() - 1];
+    assert!((20.0..=150.0).contains(&last), "rate {last}:\n{out}");
+}
+
+#[test]
+fn bench_latency_writes_csv_and_loses_nothing_on_a_reliable_profile() {
+    watchdog("bench latency", Duration::from_secs(240));
+    let dir = convoy_tests::profile_dir().join("test-bench");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let csv = dir.join("latency.csv");
+    let _ = std::fs::remove_file(&csv);
+    let (ok, out, err) = run_with_timeout(
+        convoy()
+            .args([
+                "--domain",
+                &domain::CLI_BENCH.to_string(),
+                "bench",
+                "latency",
+                "--sizes",
+                "64,65536",
+                "--duration",
+                "0.5",
+                "--burst",
+                "10000",
+                "--out",
+            ])
+            .arg(&csv),
+        Duration::from_secs(200),
+    );
+    assert!(ok, "bench failed:\n{out}\n{err}");
+    assert!(
+        out.contains("burst: 10000 samples of 64 B sent back to back, 10000 received, 0 lost"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&csv).expect("csv written");
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("size_bytes,qos_profile,round_trips,p50_us,p90_us,p99_us,max_us,msgs_per_s,lost")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for (row, size) in rows.iter().zip(["64", "65536"]) {
+        assert_eq!(row[0], size);
+        assert!(row[1].ends_with("/bench"), "{text}");
+        assert!(row[2].parse::<u64>().expect("round trips") > 0, "{text}");
+        assert_eq!(row[8], "0", "lost samples on a reliable profile: {text}");
+    }
+}
+
+#[test]
+fn bench_latency_runs_ddsperf_beside_it() {
+    watchdog("bench ddsperf", Duration::from_secs(240));
+    let (ok, out, err) = run_with_timeout(
+        convoy().args([
+            "--domain",
+            &domain::CLI_BENCH_DDSPERF.to_string(),
+            "bench",
+            "latency",
+            "--sizes",
+            "64",
+            "--duration",
+            "1",
+            "--baseline",
+            "ddsperf",
+        ]),
+        Duration::from_secs(200),
+    );
+    assert!(ok, "bench failed:\n{out}\n{err}");
+    assert!(out.contains("CycloneDDS ddsperf"), "{out}");
+    let ratio_line = out
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with("64 ") && l.trim_end().ends_with('x'))
+        .unwrap_or_else(|| panic!("no ratio row:\n{out}"));
+    let ratio: f64 = ratio_line
+        .split_whitespace()
+        .last()
+        .and_then(|r| r.trim_end_matches('x').parse().ok())
+        .unwrap_or_else(|| panic!("bad ratio row: {ratio_line}"));
+    assert!(ratio.is_finite() && ratio > 0.0, "{ratio_line}");
+}
+
+#[test]
+fn a_missing_pong_side_is_reported_not_hung() {
+    // `--role ping` with nobody answering must fail with a clear message in bounded time.
+    watchdog("ping without pong", Duration::from_secs(120));
+    let mut cmd = convoy();
+    cmd.args(["--domain", &domain::CLI_PING_ALONE.to_string()]);
+    cmd.args(["bench", "latency", "--role", "ping", "--sizes", "64"]);
+    cmd.args(["--duration", "0.2", "--match-timeout", "2"]);
+    let (ok, _out, err) = run_with_timeout(&mut cmd, Duration::from_secs(90));
+    assert!(!ok);
+    assert!(err.contains("matched"), "{err}");
+}

@@ -1,0 +1,268 @@
+//! convoy's typed DDS layer over real rustdds traffic: decode errors from a misbehaving writer
+//! process, convoy-enforced DEADLINE and TIME_BASED_FILTER, reliable bursts, async streams.
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use convoy_core::dds::{Node, Publisher, ReaderStats, Subscriber};
+use convoy_core::messages::{AgentState, BenchSample, Tick};
+use convoy_core::qos::QosSet;
+use convoy_core::topics::{self, TopicClass};
+use convoy_tests::{domain, wait_until, watchdog, workspace_bin, ChildGuard};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn node(domain: u32, id: &str, qos: &Arc<QosSet>) -> Node {
+    Node::new(domain, id, Arc::clone(qos)).expect("node")
+}
+
+fn tick(frame: u64) -> Tick {
+    Tick {
+        frame,
+        ..Tick::default()
+    }
+}
+
+#[test]
+fn samples_of_another_type_are_counted_and_the_reader_goes_on() {
+    watchdog("decode errors", Duration::from_secs(90));
+    let qos = Arc::new(QosSet::builtin());
+    let reader_node = node(domain::DECODE_ERRORS, "test/reader", &qos);
+    let mut ticks: Subscriber<Tick> = reader_node
+        .subscriber(topics::CLOCK, TopicClass::Clock)
+        .expect("subscriber");
+    let stats = ticks.stats();
+
+    // A separate process writes 5 too-short and 5 too-long payloads as convoy::Tick.
+    for mode in ["short", "long"] {
+        let mut bad = ChildGuard::spawn(
+            "bad writer",
+            Command::new(workspace_bin("convoy-test-bad-writer"))
+                .args([
+                    &domain::DECODE_ERRORS.to_string(),
+                    topics::CLOCK,
+                    "convoy::Tick",
+                    mode,
+                    "5",
+                ])
+                .stdout(Stdio::piped()),
+        );
+        let lines = bad.stdout_lines();
+        convoy_tests::wait_for_line(&lines, WAIT, "bad writer done", |l| l == "bad writer done");
+        let want = if mode == "short" { 5 } else { 10 };
+        wait_until("decode errors counted", WAIT, || {
+            let _ = ticks.take(64);
+            ReaderStats::get(&stats.decode_errors) >= want
+        });
+        assert_eq!(ReaderStats::get(&stats.decode_errors), want);
+    }
+    assert_eq!(
+        ReaderStats::get(&stats.received),
+        0,
+        "garbage decoded as Tick"
+    );
+
+    // The reader still works: real Ticks from a real convoy writer arrive.
+    let writer_node = node(domain::DECODE_ERRORS, "test/writer", &qos);
+    let clock: Publisher<Tick> = writer_node
+        .publisher(topics::CLOCK, TopicClass::Clock)
+        .expect("publisher");
+    clock.wait_for_match(1, WAIT).expect("match");
+    clock.write(tick(77)).expect("write");
+    let got = ticks
+        .next_timeout(WAIT)
+        .expect("a good Tick after the bad ones");
+    assert_eq!(got.value.frame, 77);
+}
+
+const POLICY_QOS: &str = r#"<dds><qos_library name="policies">
+  <qos_profile name="state">
+    <datawriter_qos>
+      <reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability>
+      <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>64</depth></history>
+      <deadline><period><sec>0</sec><nanosec>50000000</nanosec></period></deadline>
+    </datawriter_qos>
+    <datareader_qos>
+      <reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability>
+      <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>64</depth></history>
+      <deadline><period><sec>0</sec><nanosec>50000000</nanosec></period></deadline>
+    </datareader_qos>
+  </qos_profile>
+  <qos_profile name="sensor">
+    <datawriter_qos>
+      <reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability>
+      <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>64</depth></history>
+    </datawriter_qos>
+    <datareader_qos>
+      <reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability>
+      <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>64</depth></history>
+      <time_based_filter><minimum_separation><sec>2</sec><nanosec>0</nanosec></minimum_separation></time_based_filter>
+    </datareader_qos>
+  </qos_profile>
+</qos_library></dds>"#;
+
+fn policy_qos() -> Arc<QosSet> {
+    Arc::new(QosSet::from_str(POLICY_QOS, "policies.xml", None).expect("policy QoS"))
+}
+
+fn agent_state(agent: &str, frame: u64) -> AgentState {
+    AgentState {
+        agent_id: agent.into(),
+        frame,
+        ..AgentState::default()
+    }
+}
+
+#[test]
+fn deadline_misses_are_counted_while_a_writer_is_silent() {
+    watchdog("deadline", Duration::from_secs(60));
+    let qos = policy_qos();
+    let a = node(domain::DEADLINE, "test/a", &qos);
+    let b = node(domain::DEADLINE, "test/b", &qos);
+    let topic = topics::agent_state("ego");
+    let writer: Publisher<AgentState> = a.publisher(&topic, TopicClass::State).expect("pub");
+    let mut reader: Subscriber<AgentState> = b.subscriber(&topic, TopicClass::State).expect("sub");
+    writer.wait_for_match(1, WAIT).expect("match");
+    reader.wait_for_match(1, WAIT).expect("match");
+
+    for frame in 0..5 {
+        writer.write(agent_state("ego", frame)).expect("write");
+    }
+    let mut received = 0;
+    wait_until("5 states", WAIT, || {
+        received += reader.take(16).len();
+        received == 5
+    });
+    let reader_before = reader.deadline_missed();
+    let writer_before = writer.deadline_missed();
+    // Silence: both sides must count misses (50 ms period) while nothing is written.
+    wait_until("reader deadline misses", WAIT, || {
+        reader.deadline_missed() >= reader_before + 3
+    });
+    wait_until("writer deadline misses", WAIT, || {
+        writer.deadline_missed() >= writer_before + 3
+    });
+    // A sample ends the gap; it is delivered normally.
+    writer.write(agent_state("ego", 5)).expect("write");
+    let got = reader.next_timeout(WAIT).expect("the sample after the gap");
+    assert_eq!(got.value.frame, 5);
+}
+
+#[test]
+fn time_based_filter_drops_samples_closer_than_the_separation() {
+    watchdog("time_based_filter", Duration::from_secs(60));
+    let qos = policy_qos();
+    let a = node(domain::TIME_BASED_FILTER, "test/a", &qos);
+    let b = node(domain::TIME_BASED_FILTER, "test/b", &qos);
+    let topic = topics::sensor("ego", "imu");
+    let writer: Publisher<BenchSample> = a.publisher(&topic, TopicClass::Sensor).expect("pub");
+    let mut reader: Subscriber<BenchSample> =
+        b.subscriber(&topic, TopicClass::Sensor).expect("sub");
+    let stats = reader.stats();
+    writer.wait_for_match(1, WAIT).expect("match");
+    reader.wait_for_match(1, WAIT).expect("match");
+
+    // 20 samples written back to back: far closer together than the 2 s separation.
+    for seq in 0..20 {
+        writer
+            .write(BenchSample {
+                seq,
+                ..BenchSample::default()
+            })
+            .expect("write");
+    }
+    let mut accepted = Vec::new();
+    wait_until("all 20 samples seen by the filter", WAIT, || {
+        accepted.extend(reader.take(64).into_iter().map(|s| s.value.seq));
+        ReaderStats::get(&stats.received) + ReaderStats::get(&stats.filtered) == 20
+    });
+    assert_eq!(
+        accepted,
+        vec![0],
+        "only the first sample passes the 2 s filter"
+    );
+    assert_eq!(ReaderStats::get(&stats.filtered), 19);
+}
+
+#[test]
+fn a_reliable_burst_of_10000_samples_arrives_whole_and_in_order() {
+    watchdog("reliable burst", Duration::from_secs(120));
+    let qos = Arc::new(QosSet::builtin());
+    let a = node(domain::RELIABLE_BURST, "test/a", &qos);
+    let b = node(domain::RELIABLE_BURST, "test/b", &qos);
+    let writer: Publisher<BenchSample> = a
+        .publisher(topics::BENCH_PING, TopicClass::Bench)
+        .expect("pub");
+    let reader: Subscriber<BenchSample> = b
+        .subscriber(topics::BENCH_PING, TopicClass::Bench)
+        .expect("sub");
+    writer.wait_for_match(1, WAIT).expect("match");
+    reader.wait_for_match(1, WAIT).expect("match");
+    // The reader drains on its own thread (as nodes do), while the writer bursts.
+    let mut stream = reader.into_stream();
+    let drain = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            use futures::StreamExt;
+            let mut seqs = Vec::with_capacity(10_000);
+            while seqs.len() < 10_000 {
+                match tokio::time::timeout(Duration::from_secs(30), stream.next()).await {
+                    Ok(Some(s)) => seqs.push(s.value.seq),
+                    _ => break,
+                }
+            }
+            seqs
+        })
+    });
+    for seq in 0..10_000u64 {
+        writer
+            .write(BenchSample {
+                seq,
+                sent_ns: 0,
+                payload: vec![0; 64],
+            })
+            .expect("reliable write");
+    }
+    let seqs = drain.join().expect("drain thread");
+    assert_eq!(seqs.len(), 10_000, "samples lost");
+    assert!(seqs.windows(2).all(|w| w[0] + 1 == w[1]), "out of order");
+}
+
+#[test]
+fn keyed_topics_carry_every_instance() {
+    watchdog("keyed instances", Duration::from_secs(60));
+    let qos = Arc::new(QosSet::builtin());
+    let a = node(domain::KEYED_INSTANCES, "test/a", &qos);
+    let b = node(domain::KEYED_INSTANCES, "test/b", &qos);
+    // The barrier keeps one sample per node: frame_done of two nodes, three frames each.
+    let writer = a
+        .publisher::<convoy_core::messages::FrameDone>(topics::FRAME_DONE, TopicClass::Barrier)
+        .expect("pub");
+    let mut reader = b
+        .subscriber::<convoy_core::messages::FrameDone>(topics::FRAME_DONE, TopicClass::Barrier)
+        .expect("sub");
+    writer.wait_for_match(1, WAIT).expect("match");
+    reader.wait_for_match(1, WAIT).expect("match");
+    for frame in 0..3 {
+        for node_id in ["agent/a", "agent/b"] {
+            writer
+                .write(convoy_core::messages::FrameDone {
+                    node_id: node_id.into(),
+                    frame,
+                })
+                .expect("write");
+        }
+    }
+    assert!(writer.wait_for_acknowledgments(WAIT), "not acknowledged");
+    let mut last = std::collections::BTreeMap::new();
+    wait_until("frame 2 of both nodes", WAIT, || {
+        for s in reader.take(16) {
+            last.insert(s.value.node_id.clone(), s.value.frame);
+        }
+        last.len() == 2 && last.values().all(|&f| f == 2)
+    });
+}

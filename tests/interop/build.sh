@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the CycloneDDS interop peer: C types generated from idl/convoy.idl by Cyclone's idlc,
+# plus tests/interop/cyclone_peer.c, into OUTDIR/cyclone_peer.
+#
+# Usage: tests/interop/build.sh OUTDIR
+# Exit status: 0 built or up to date, 2 when the CycloneDDS tools or headers are missing.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+idl="$(cd "$here/../../idl" && pwd)/convoy.idl"
+src="$here/cyclone_peer.c"
+cc="${CC:-gcc}"
+
+if [ "$#" -ne 1 ]; then
+  echo "usage: $0 OUTDIR" >&2
+  exit 1
+fi
+mkdir -p "$1"
+out="$(cd "$1" && pwd)"
+bin="$out/cyclone_peer"
+
+if [ -x "$bin" ] && [ "$bin" -nt "$idl" ] && [ "$bin" -nt "$src" ] && [ "$bin" -nt "$here/build.sh" ]; then
+  exit 0
+fi
+
+need_packages() {
+  echo "tests/interop/build.sh: $1" >&2
+  echo "tests/interop/build.sh: install CycloneDDS with: apt-get install cyclonedds-tools cyclonedds-dev" >&2
+  exit 2
+}
+command -v "$cc" >/dev/null 2>&1 || { echo "tests/interop/build.sh: C compiler '$cc' not found (apt-get install gcc)" >&2; exit 2; }
+command -v idlc >/dev/null 2>&1 || need_packages "idlc not found (package cyclonedds-tools)"
+# Headers and libddsc together: a one-line program must compile and link.
+printf '#include <dds/dds.h>\nint main (void) { return dds_delete (0) == 0; }\n' |
+  "$cc" -x c - -o /dev/null -lddsc >/dev/null 2>&1 ||
+  need_packages "<dds/dds.h> or libddsc not usable (package cyclonedds-dev)"
+
+# Build in a private directory and rename into place, so test processes that run this script
+# concurrently never see (or execute) a half-written binary.
+tmp="$(mktemp -d "$out/.build.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+idlc -o "$tmp" "$idl"
+"$cc" -O1 -Wall -Werror -I"$tmp" -o "$tmp/cyclone_peer" "$src" "$tmp/convoy.c" -lddsc
+mv -f "$tmp/convoy.h" "$tmp/convoy.c" "$out/"
+mv -f "$tmp/cyclone_peer" "$bin"

@@ -1,0 +1,197 @@
+//! Shared helpers of convoy's end-to-end suites: the domain id of every test (one place, so no
+//! two tests ever share one), paths to the built executables, child processes that cannot
+//! outlive their test, and bounded waits instead of sleeps.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Every DDS test's own domain id. Tests run in parallel; a shared domain would let one test's
+/// traffic into another. Keep them unique and below 233.
+pub mod domain {
+    pub const INTEROP_CYCLONE: u32 = 11;
+    pub const DECODE_ERRORS: u32 = 12;
+    pub const DEADLINE: u32 = 13;
+    pub const TIME_BASED_FILTER: u32 = 14;
+    pub const RELIABLE_BURST: u32 = 15;
+    pub const KEYED_INSTANCES: u32 = 16;
+    pub const STREAM: u32 = 17;
+    pub const CLI_LIST: u32 = 21;
+    pub const CLI_ECHO: u32 = 22;
+    pub const CLI_HZ: u32 = 23;
+    pub const CLI_BENCH: u32 = 24;
+    pub const CLI_BENCH_DDSPERF: u32 = 25;
+    pub const CLI_PING_ALONE: u32 = 26;
+}
+
+/// The repository root (this crate lives in `tests/`).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The cargo profile directory the running test was built into (target/debug).
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/debug/deps/<test> -> target/debug
+    exe.parent()
+        .and_then(|deps| deps.parent())
+        .map(PathBuf::from)
+        .expect("test executable lives in target/<profile>/deps")
+}
+
+/// A binary of this workspace, built by `cargo build --workspace --bins` (the test command
+/// does that before the tests run).
+pub fn workspace_bin(name: &str) -> PathBuf {
+    let path = profile_dir().join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` first (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// A child process killed (and reaped) when the test ends, pass or fail.
+pub struct ChildGuard {
+    pub child: Child,
+    pub name: String,
+}
+
+impl ChildGuard {
+    pub fn spawn(name: &str, cmd: &mut Command) -> ChildGuard {
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        ChildGuard {
+            child,
+            name: name.to_string(),
+        }
+    }
+
+    /// Lines of the child's stdout (spawned with `Stdio::piped()`), read on a thread.
+    pub fn stdout_lines(&mut self) -> Receiver<String> {
+        let out = self
+            .child
+            .stdout
+            .take()
+            .expect("child spawned with a piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        rx
+    }
+
+    /// SIGTERM, then waits up to `grace` for the exit status.
+    pub fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Some(status);
+        }
+        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: kill(2) on our own unreaped child.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let until = Instant::now() + grace;
+        while Instant::now() < until {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs a command to completion with a time limit; returns (status ok, stdout, stderr).
+pub fn run_with_timeout(cmd: &mut Command, limit: Duration) -> (bool, String, String) {
+    let mut guard = ChildGuard::spawn("command", cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
+    let stdout = guard.child.stdout.take().expect("piped stdout");
+    let stderr = guard.child.stderr.take().expect("piped stderr");
+    let out_thread =
+        std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let err_thread =
+        std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let until = Instant::now() + limit;
+    let status = loop {
+        if let Ok(Some(status)) = guard.child.try_wait() {
+            break status;
+        }
+        assert!(
+            Instant::now() < until,
+            "command did not finish within {limit:?}: {cmd:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = out_thread.join().unwrap_or_default();
+    let err = err_thread.join().unwrap_or_default();
+    (status.success(), out, err)
+}
+
+/// Waits for a line matching `pred` from `lines`, up to `timeout`; returns it, or every line
+/// seen so far in the panic message.
+pub fn wait_for_line(
+    lines: &Receiver<String>,
+    timeout: Duration,
+    what: &str,
+    mut pred: impl FnMut(&str) -> bool,
+) -> String {
+    let until = Instant::now() + timeout;
+    let mut seen = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if pred(&line) => return line,
+            Ok(line) => seen.push(line),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                panic!(
+                    "no {what} within {timeout:?}; lines seen:\n{}",
+                    seen.join("\n")
+                )
+            }
+        }
+    }
+}
+
+/// Polls `condition` every few milliseconds until it holds; panics naming `what` after
+/// `timeout`. The bounded wait every test uses instead of a sleep.
+pub fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let until = Instant::now() + timeout;
+    while !condition() {
+        assert!(
+            Instant::now() < until,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Fails a test that runs longer than its limit, on a watchdog thread (zenoh-style bounded
+/// tests): a hang becomes a failure naming the test instead of a stuck CI job.
+pub fn watchdog(test: &'static str, limit: Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        eprintln!("test {test} exceeded its {limit:?} limit");
+        std::process::exit(101);
+    });
+}
