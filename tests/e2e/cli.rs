@@ -114,6 +114,14 @@ fn qos_show_prints_resolved_profiles() {
         );
     }
     assert!(out.contains("RELIABLE"), "{out}");
+
+    // A file of several libraries shows each.
+    let (ok, out, err) =
+        run_with_timeout(convoy().args(["qos", "show", "qos/experiments.xml"]), LIMIT);
+    assert!(ok, "{err}");
+    for library in ["best_effort", "reliable_keep_all", "deadline_watch"] {
+        assert!(out.contains(library), "no library {library} in:\n{out}");
+    }
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! `convoy qos show FILE[::LIBRARY]`: the resolved profiles after inheritance.
+//! `convoy qos show FILE[::LIBRARY]`: the resolved profiles after inheritance, of one library
+//! or (no `::LIBRARY`) of every library in the file.
 
 use anyhow::Result;
 use convoy_core::qos::QosSet;
@@ -6,7 +7,11 @@ use convoy_core::qos::QosSet;
 use crate::args::QosShowArgs;
 
 pub fn show(args: &QosShowArgs) -> Result<()> {
-    let set = QosSet::load(&args.spec)?;
-    print!("{set}");
+    for (i, set) in QosSet::load_all(&args.spec)?.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        print!("{set}");
+    }
     Ok(())
 }
