@@ -51,50 +51,48 @@ fn main() -> Result<(), String> {
     let publisher = participant
         .create_publisher(&qos)
         .map_err(|e| e.to_string())?;
-    let writer = |n: u64| -> Result<(), String> {
-        match mode.as_str() {
-            "short" => {
-                let w = publisher
-                    .create_datawriter_no_key_cdr::<Short>(&topic, None)
-                    .map_err(|e| e.to_string())?;
-                wait_matched(&participant, &topic_name)?;
-                for i in 0..n {
-                    w.write(Short { frame: i as u16 }, None)
-                        .map_err(|e| e.to_string())?;
-                }
-                w.wait_for_acknowledgments(Duration::from_secs(5))
+    // The writer must outlive the wait below, so it is created here, not in a helper.
+    let keep_alive: Box<dyn std::any::Any> = match mode.as_str() {
+        "short" => {
+            let w = publisher
+                .create_datawriter_no_key_cdr::<Short>(&topic, None)
+                .map_err(|e| e.to_string())?;
+            wait_matched(&participant, &topic_name)?;
+            for i in 0..count {
+                w.write(Short { frame: i as u16 }, None)
                     .map_err(|e| e.to_string())?;
             }
-            "long" => {
-                let w = publisher
-                    .create_datawriter_no_key_cdr::<Long>(&topic, None)
-                    .map_err(|e| e.to_string())?;
-                wait_matched(&participant, &topic_name)?;
-                for i in 0..n {
-                    let sample = Long {
-                        frame: i,
-                        sim_time_ns: 0,
-                        dt_ns: 0,
-                        paused: false,
-                        agents: vec![],
-                        states: vec![],
-                        extra: [7; 4],
-                    };
-                    w.write(sample, None).map_err(|e| e.to_string())?;
-                }
-                w.wait_for_acknowledgments(Duration::from_secs(5))
-                    .map_err(|e| e.to_string())?;
-            }
-            other => return Err(format!("unknown mode '{other}'")),
+            Box::new(w)
         }
-        Ok(())
+        "long" => {
+            let w = publisher
+                .create_datawriter_no_key_cdr::<Long>(&topic, None)
+                .map_err(|e| e.to_string())?;
+            wait_matched(&participant, &topic_name)?;
+            for i in 0..count {
+                let sample = Long {
+                    frame: i,
+                    sim_time_ns: 0,
+                    dt_ns: 0,
+                    paused: false,
+                    agents: vec![],
+                    states: vec![],
+                    extra: [7; 4],
+                };
+                w.write(sample, None).map_err(|e| e.to_string())?;
+            }
+            Box::new(w)
+        }
+        other => return Err(format!("unknown mode '{other}'")),
     };
-    writer(count)?;
     println!("bad writer done");
+    // Stay on the domain (the reader may still be matching us and fetching the samples from
+    // our history) until the test closes our stdin or kills us.
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+    drop(keep_alive);
     Ok(())
 }
 
-/// Waits until discovery knows a reader of the topic (rustdds has no matched-reader query).
 fn wait_matched(participant: &DomainParticipant, topic: &str) -> Result<(), String> {
     for _ in 0..3000 {
         let readers = participant.discovered_readers();

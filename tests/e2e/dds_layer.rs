@@ -9,7 +9,7 @@ use convoy_core::dds::{Node, Publisher, ReaderStats, Subscriber};
 use convoy_core::messages::{AgentState, BenchSample, Tick};
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
-use convoy_tests::{domain, wait_until, watchdog, workspace_bin, ChildGuard};
+use convoy_tests::{domain, handshake, wait_until, watchdog, workspace_bin, ChildGuard};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -46,15 +46,20 @@ fn samples_of_another_type_are_counted_and_the_reader_goes_on() {
                     mode,
                     "5",
                 ])
+                .stdin(Stdio::piped())
                 .stdout(Stdio::piped()),
         );
         let lines = bad.stdout_lines();
         convoy_tests::wait_for_line(&lines, WAIT, "bad writer done", |l| l == "bad writer done");
         let want = if mode == "short" { 5 } else { 10 };
-        wait_until("decode errors counted", WAIT, || {
-            let _ = ticks.take(64);
-            ReaderStats::get(&stats.decode_errors) >= want
-        });
+        wait_until(
+            &format!("{want} decode errors ({mode} payloads)"),
+            WAIT,
+            || {
+                let _ = ticks.take(64);
+                ReaderStats::get(&stats.decode_errors) >= want
+            },
+        );
         assert_eq!(ReaderStats::get(&stats.decode_errors), want);
     }
     assert_eq!(
@@ -126,13 +131,14 @@ fn deadline_misses_are_counted_while_a_writer_is_silent() {
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
 
-    for frame in 0..5 {
+    handshake(&writer, &mut reader, agent_state("ego", 0), WAIT);
+    for frame in 1..5 {
         writer.write(agent_state("ego", frame)).expect("write");
     }
     let mut received = 0;
-    wait_until("5 states", WAIT, || {
+    wait_until("4 states", WAIT, || {
         received += reader.take(16).len();
-        received == 5
+        received == 4
     });
     let reader_before = reader.deadline_missed();
     let writer_before = writer.deadline_missed();
@@ -162,9 +168,16 @@ fn time_based_filter_drops_samples_closer_than_the_separation() {
     let stats = reader.stats();
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
+    // The handshake's first sample passes the filter; its repeats (if any) are filtered.
+    assert_eq!(
+        handshake(&writer, &mut reader, BenchSample::default(), WAIT),
+        1
+    );
+    let filtered_before = ReaderStats::get(&stats.filtered);
+    let received_before = ReaderStats::get(&stats.received);
 
     // 20 samples written back to back: far closer together than the 2 s separation.
-    for seq in 0..20 {
+    for seq in 1..=20 {
         writer
             .write(BenchSample {
                 seq,
@@ -172,17 +185,16 @@ fn time_based_filter_drops_samples_closer_than_the_separation() {
             })
             .expect("write");
     }
+    // All 20 come within 2 s of the handshake's accepted sample: every one is filtered.
     let mut accepted = Vec::new();
     wait_until("all 20 samples seen by the filter", WAIT, || {
         accepted.extend(reader.take(64).into_iter().map(|s| s.value.seq));
-        ReaderStats::get(&stats.received) + ReaderStats::get(&stats.filtered) == 20
+        let received = ReaderStats::get(&stats.received) - received_before;
+        let filtered = ReaderStats::get(&stats.filtered) - filtered_before;
+        received + filtered == 20
     });
-    assert_eq!(
-        accepted,
-        vec![0],
-        "only the first sample passes the 2 s filter"
-    );
-    assert_eq!(ReaderStats::get(&stats.filtered), 19);
+    assert!(accepted.is_empty(), "passed the 2 s filter: {accepted:?}");
+    assert_eq!(ReaderStats::get(&stats.filtered) - filtered_before, 20);
 }
 
 #[test]
@@ -194,11 +206,16 @@ fn a_reliable_burst_of_10000_samples_arrives_whole_and_in_order() {
     let writer: Publisher<BenchSample> = a
         .publisher(topics::BENCH_PING, TopicClass::Bench)
         .expect("pub");
-    let reader: Subscriber<BenchSample> = b
+    let mut reader: Subscriber<BenchSample> = b
         .subscriber(topics::BENCH_PING, TopicClass::Bench)
         .expect("sub");
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
+    let probe = BenchSample {
+        seq: u64::MAX,
+        ..BenchSample::default()
+    };
+    handshake(&writer, &mut reader, probe, WAIT);
     // The reader drains on its own thread (as nodes do), while the writer bursts.
     let mut stream = reader.into_stream();
     let drain = std::thread::spawn(move || {
@@ -247,6 +264,11 @@ fn keyed_topics_carry_every_instance() {
         .expect("sub");
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
+    let probe = convoy_core::messages::FrameDone {
+        node_id: "probe".into(),
+        frame: 0,
+    };
+    handshake(&writer, &mut reader, probe, WAIT);
     for frame in 0..3 {
         for node_id in ["agent/a", "agent/b"] {
             writer
@@ -265,4 +287,59 @@ fn keyed_topics_carry_every_instance() {
         }
         last.len() == 2 && last.values().all(|&f| f == 2)
     });
+}
+
+const SHALLOW_READER_QOS: &str = r#"<dds><qos_library name="shallow">
+  <qos_profile name="bench">
+    <datawriter_qos>
+      <reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability>
+      <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>64</depth></history>
+    </datawriter_qos>
+    <datareader_qos>
+      <reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability>
+      <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>4</depth></history>
+    </datareader_qos>
+  </qos_profile>
+</qos_library></dds>"#;
+
+#[test]
+fn samples_overwritten_in_a_shallow_reader_are_counted_as_lost() {
+    watchdog("reader overwrite", Duration::from_secs(60));
+    let qos = Arc::new(QosSet::from_str(SHALLOW_READER_QOS, "shallow.xml", None).expect("qos"));
+    let a = node(domain::READER_OVERWRITE, "test/a", &qos);
+    let b = node(domain::READER_OVERWRITE, "test/b", &qos);
+    let writer: Publisher<BenchSample> = a
+        .publisher(topics::BENCH_PING, TopicClass::Bench)
+        .expect("pub");
+    let mut reader: Subscriber<BenchSample> = b
+        .subscriber(topics::BENCH_PING, TopicClass::Bench)
+        .expect("sub");
+    let stats = reader.stats();
+    writer.wait_for_match(1, WAIT).expect("match");
+    reader.wait_for_match(1, WAIT).expect("match");
+    // First samples, taken: the reader now knows where this writer's sequence stands.
+    handshake(&writer, &mut reader, BenchSample::default(), WAIT);
+    let lost_before = ReaderStats::get(&stats.lost);
+    // The reader takes nothing while 199 more arrive: its 4-deep history overwrites.
+    for seq in 1..200 {
+        writer
+            .write(BenchSample {
+                seq,
+                ..BenchSample::default()
+            })
+            .expect("write");
+    }
+    assert!(writer.wait_for_acknowledgments(WAIT), "not acknowledged");
+    let mut seqs = Vec::new();
+    wait_until("the last sample", WAIT, || {
+        seqs.extend(reader.take(16).into_iter().map(|s| s.value.seq));
+        seqs.last() == Some(&199)
+    });
+    assert!(
+        seqs.len() <= 4,
+        "more than the history depth survived: {seqs:?}"
+    );
+    // Every sample between the first and the last was either taken or counted as lost.
+    let lost = ReaderStats::get(&stats.lost) - lost_before;
+    assert_eq!(lost + seqs.len() as u64, 199, "gaps miscounted: {seqs:?}");
 }

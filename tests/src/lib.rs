@@ -18,6 +18,7 @@ pub mod domain {
     pub const RELIABLE_BURST: u32 = 15;
     pub const KEYED_INSTANCES: u32 = 16;
     pub const STREAM: u32 = 17;
+    pub const READER_OVERWRITE: u32 = 18;
     pub const CLI_LIST: u32 = 21;
     pub const CLI_ECHO: u32 = 22;
     pub const CLI_HZ: u32 = 23;
@@ -176,6 +177,7 @@ pub fn wait_for_line(
 /// Polls `condition` every few milliseconds until it holds; panics naming `what` after
 /// `timeout`. The bounded wait every test uses instead of a sleep.
 pub fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let what = what.to_string();
     let until = Instant::now() + timeout;
     while !condition() {
         assert!(
@@ -194,4 +196,36 @@ pub fn watchdog(test: &'static str, limit: Duration) {
         eprintln!("test {test} exceeded its {limit:?} limit");
         std::process::exit(101);
     });
+}
+
+/// Writes `sample` every 20 ms until `reader` has taken at least one, then waits until the
+/// writer's samples are acknowledged and drains them; returns how many the reader took.
+///
+/// Discovery matching is not delivery: a writer that sees a reader in discovery may write
+/// before that reader has set up its side of the match, and a VOLATILE reader then never gets
+/// the sample. Tests that count samples exactly do this first, as convoy's lockstep does with
+/// its repeated Tick 0.
+pub fn handshake<M: convoy_core::messages::Message>(
+    writer: &convoy_core::dds::Publisher<M>,
+    reader: &mut convoy_core::dds::Subscriber<M>,
+    sample: M,
+    timeout: Duration,
+) -> usize {
+    let until = Instant::now() + timeout;
+    let mut taken = 0;
+    while taken == 0 {
+        assert!(
+            Instant::now() < until,
+            "no sample crossed from writer to reader on '{}' within {timeout:?}",
+            writer.topic()
+        );
+        writer.write(sample.clone()).expect("handshake write");
+        taken += reader.take_wait(64, Duration::from_millis(20)).len();
+    }
+    assert!(
+        writer.wait_for_acknowledgments(timeout),
+        "handshake samples on '{}' not acknowledged",
+        writer.topic()
+    );
+    taken + reader.take(1024).len()
 }

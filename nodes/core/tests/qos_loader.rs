@@ -148,12 +148,18 @@ fn convoy_defaults_follow_the_design_table() {
     let sensor = check(TopicClass::Sensor, reliable(100), Volatile, 8);
     assert_eq!(sensor.base_chain, ["convoy::reliable_stream"]);
     check(TopicClass::World, reliable(100), Volatile, 32);
-    // Bench readers are deep so that a burst is not overwritten before `take` drains it.
-    let bench = check(TopicClass::Bench, reliable(100), Volatile, 1000);
-    assert_eq!(
-        bench.writer_for("convoy/bench/ping").history,
-        History::KeepLast(16)
-    );
+    // Bench is the reliable reference: KEEP_ALL both ways, limits above any bench burst.
+    let bench = set
+        .for_class(TopicClass::Bench)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for qos in [
+        bench.writer_for("convoy/bench/ping"),
+        bench.reader_for("convoy/bench/ping"),
+    ] {
+        assert_eq!(qos.reliability, reliable(1000));
+        assert_eq!(qos.history, History::KeepAll);
+        assert_eq!(qos.resource_limits.max_samples, 100_000);
+    }
 
     // The compiled-in copy is the same file.
     let builtin = QosSet::builtin();

@@ -4,6 +4,7 @@
 //! topic's type (another program writing a different type under a convoy topic name) is counted
 //! in [`ReaderStats::decode_errors`], logged with the topic name, and skipped; the node goes on.
 
+use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -39,6 +40,11 @@ pub struct ReaderStats {
     pub expired: AtomicU64,
     /// Requested-deadline periods with no sample, summed over instances.
     pub deadline_missed: AtomicU64,
+    /// Samples a reliable writer sent that this reader never got: gaps in the writer's
+    /// sequence numbers, e.g. a KEEP_LAST reader history overwritten before the application
+    /// took it. On a keyed KEEP_LAST topic a newer sample replacing an older one of the same
+    /// instance counts here too.
+    pub lost: AtomicU64,
 }
 
 impl ReaderStats {
@@ -66,6 +72,10 @@ pub struct Subscriber<M: Message> {
     poll: Option<mio1::Poll>,
     /// Decode errors logged so far, to keep a flood of bad samples from flooding the log.
     logged_errors: u64,
+    /// The last sequence number seen from each writer, to count what never arrived.
+    last_seq: BTreeMap<GUID, i64>,
+    reliable: bool,
+    logged_loss: bool,
 }
 
 const READER_TOKEN: mio1::Token = mio1::Token(0);
@@ -105,6 +115,7 @@ impl<M: Message> Subscriber<M> {
             )
         };
         let now = Instant::now();
+        let reliable = matches!(qos.reliability, crate::qos::Reliability::Reliable { .. });
         Ok(Subscriber {
             reader,
             topic: topic.to_string(),
@@ -118,6 +129,9 @@ impl<M: Message> Subscriber<M> {
             stats: Arc::new(ReaderStats::default()),
             poll: None,
             logged_errors: 0,
+            last_seq: BTreeMap::new(),
+            reliable,
+            logged_loss: false,
         })
     }
 
@@ -155,6 +169,7 @@ impl<M: Message> Subscriber<M> {
         let now = Instant::now();
         let now_ns = timestamp_ns(Timestamp::now());
         let mut out = Vec::with_capacity(raw.len());
+        self.count_gaps(&raw);
         for (value, info) in raw {
             let source_ns = info.source_timestamp().map(timestamp_ns);
             if let (Some(lifespan), Some(source_ns)) = (self.qos.lifespan, source_ns) {
@@ -260,6 +275,36 @@ impl<M: Message> Subscriber<M> {
         SampleStream { rx, stats, topic }
     }
 
+    /// Counts samples skipped in each reliable writer's sequence (see [`ReaderStats::lost`]).
+    fn count_gaps(&mut self, samples: &[(M, SampleInfo)]) {
+        if !self.reliable {
+            return;
+        }
+        let mut lost = 0;
+        for (_, info) in samples {
+            let id = info.sample_identity();
+            let seq = i64::from(id.sequence_number);
+            if let Some(last) = self.last_seq.insert(id.writer_guid, seq) {
+                lost += u64::try_from(seq - last - 1).unwrap_or(0);
+            }
+        }
+        if lost == 0 {
+            return;
+        }
+        let total = self.stats.lost.fetch_add(lost, Ordering::Relaxed) + lost;
+        // Replacement within an instance is what a keyed KEEP_LAST topic is for; on an
+        // unkeyed topic a gap means the reader fell behind its history depth.
+        if !M::KEYED && !self.logged_loss {
+            self.logged_loss = true;
+            tracing::warn!(
+                topic = %self.topic,
+                lost = total,
+                "reliable samples overwritten before they were taken: the reader fell behind \
+                 its history depth (deepen it or use KEEP_ALL in the QoS profile)"
+            );
+        }
+    }
+
     fn observe_deadlines(&mut self) {
         if let Some(deadlines) = self.deadlines.as_mut() {
             let missed = deadlines.observe(Instant::now());
@@ -272,7 +317,7 @@ impl<M: Message> Subscriber<M> {
     fn count_decode_error(&mut self, reason: &str) {
         let n = self.stats.decode_errors.fetch_add(1, Ordering::Relaxed) + 1;
         self.logged_errors += 1;
-        if self.logged_errors <= LOGGED_ERRORS_IN_FULL || n % 1000 == 0 {
+        if self.logged_errors <= LOGGED_ERRORS_IN_FULL || n.is_multiple_of(1000) {
             tracing::warn!(
                 topic = %self.topic,
                 expected = M::TYPE_NAME,
