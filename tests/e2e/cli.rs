@@ -66,7 +66,25 @@ impl Drop for TickSource {
 
 #[test]
 fn bad_input_gets_clear_errors() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &[
+                "qos",
+                "show",
+                "nodes/core/tests/qos_fixtures/unknown_policy.xml",
+            ],
+            "unknown_policy.xml:6: unknown policy 'deadlin'",
+        ),
+        (
+            // A run with a broken QoS file stops before touching the network.
+            &[
+                "--qos",
+                "nodes/core/tests/qos_fixtures/cycle.xml",
+                "topic",
+                "list",
+            ],
+            "cycle.xml:",
+        ),
         (
             &["topic", "echo", "not/a/topic", "--timeout", "1"],
             "'not/a/topic' is not a convoy topic",
