@@ -25,6 +25,13 @@ pub mod domain {
     pub const CLI_BENCH: u32 = 24;
     pub const CLI_BENCH_DDSPERF: u32 = 25;
     pub const CLI_PING_ALONE: u32 = 26;
+    pub const LOCKSTEP_PEER_A: u32 = 31;
+    pub const LOCKSTEP_PEER_B: u32 = 32;
+    pub const LOCKSTEP_RELAY: u32 = 33;
+    pub const LOCKSTEP_ASYNC: u32 = 34;
+    pub const LOCKSTEP_STALL: u32 = 35;
+    pub const LOCKSTEP_CRASH: u32 = 36;
+    pub const WORLD_COMMANDS: u32 = 37;
 }
 
 /// The repository root (this crate lives in `tests/`).
@@ -116,8 +123,9 @@ impl ChildGuard {
 }
 
 impl Drop for ChildGuard {
+    /// SIGTERM first, so a `convoy run` under test stops its own children, then SIGKILL.
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
+        if self.terminate(Duration::from_secs(5)).is_none() {
             let _ = self.child.kill();
         }
         let _ = self.child.wait();
@@ -228,4 +236,43 @@ pub fn handshake<M: convoy_core::messages::Message>(
         writer.topic()
     );
     taken + reader.take(1024).len()
+}
+
+/// Node processes of this test's domain still running (matched on `--domain N` in their
+/// command line): what a clean shutdown must leave empty.
+pub fn processes_on_domain(domain: u32) -> Vec<String> {
+    let needle = format!("--domain\0{domain}\0");
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&cmdline).to_string();
+        if text.contains(&needle)
+            && (text.contains("convoy-agent") || text.contains("convoy-coordinator"))
+        {
+            found.push(text.replace('\0', " "));
+        }
+    }
+    found
+}
+
+/// Parses a `--state-log` file into (frame, agent) -> the line's JSON, checking every line.
+pub fn read_state_log(
+    path: &std::path::Path,
+) -> std::collections::BTreeMap<(u64, String), serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let mut states = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("bad state log line {line}: {e}"));
+        let frame = v["frame"].as_u64().expect("frame");
+        let agent = v["agent"].as_str().expect("agent").to_string();
+        states.insert((frame, agent), v);
+    }
+    states
 }

@@ -48,9 +48,82 @@ pub enum Command {
     /// QoS libraries: show the resolved profiles of a DDS-XML file
     #[command(subcommand)]
     Qos(QosCommand),
-    /// Measure the transport
+    /// Run a scenario on this host: the coordinator and one process per agent
+    Run(RunArgs),
+    /// World commands to a running graph: pause, resume, teleport, control, state
+    World(WorldArgs),
+    /// Measure the transport and the lockstep
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Scenario file (or a name under launch/scenarios/)
+    pub scenario: PathBuf,
+    /// Stop after this many frames
+    #[arg(long, conflicts_with = "duration")]
+    pub frames: Option<u64>,
+    /// Stop after this many seconds of simulated time
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Clock mode (default: the scenario's)
+    #[arg(long, value_parser = ["sync", "async"])]
+    pub mode: Option<String>,
+    /// State exchange (default: the scenario's)
+    #[arg(long, value_parser = ["peer", "relay"])]
+    pub exchange: Option<String>,
+    /// Write one JSON line per agent per frame, as received over DDS
+    #[arg(long)]
+    pub state_log: Option<PathBuf>,
+    /// Extra arguments for the coordinator (benchmarks)
+    #[arg(skip)]
+    pub coordinator_args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WorldArgs {
+    /// Seconds to wait for the answer
+    #[arg(long, default_value_t = 10.0)]
+    pub timeout: f64,
+    #[command(subcommand)]
+    pub command: WorldCommandArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorldCommandArgs {
+    /// Stop the clock
+    Pause,
+    /// Restart the clock
+    Resume,
+    /// Move an agent: AGENT X Y [Z] [--yaw RAD]
+    Teleport {
+        agent: String,
+        #[arg(allow_negative_numbers = true)]
+        x: f64,
+        #[arg(allow_negative_numbers = true)]
+        y: f64,
+        #[arg(allow_negative_numbers = true, default_value_t = 0.0)]
+        z: f64,
+        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+        yaw: f64,
+    },
+    /// Set an agent's control (pedals, or --velocity/--yaw-rate)
+    Control {
+        agent: String,
+        #[arg(long, default_value_t = 0.0)]
+        throttle: f64,
+        #[arg(long, default_value_t = 0.0)]
+        brake: f64,
+        #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+        steer: f64,
+        #[arg(long, allow_negative_numbers = true)]
+        velocity: Option<f64>,
+        #[arg(long, allow_negative_numbers = true)]
+        yaw_rate: Option<f64>,
+    },
+    /// Print agent states (one agent, or all)
+    State { agent: Option<String> },
 }
 
 #[derive(Debug, Subcommand)]
@@ -119,6 +192,24 @@ pub struct QosShowArgs {
 pub enum BenchCommand {
     /// Round-trip latency and throughput between two processes
     Latency(LatencyArgs),
+    /// Lockstep frames per second and barrier latency for N agent processes
+    Lockstep(LockstepArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LockstepArgs {
+    /// Numbers of agents, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16")]
+    pub agents: Vec<usize>,
+    /// Exchanges to measure, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "peer,relay")]
+    pub exchange: Vec<String>,
+    /// Frames per run
+    #[arg(long, default_value_t = 2000)]
+    pub frames: u64,
+    /// Write the results as CSV
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

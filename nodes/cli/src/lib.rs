@@ -2,10 +2,13 @@
 
 pub mod args;
 pub mod bench;
+pub mod graph;
 pub mod process;
 pub mod qos_cmd;
 pub mod render;
+pub mod run_cmd;
 pub mod topic_cmd;
+pub mod world_cmd;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -30,19 +33,8 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// rustdds is chatty at info level; convoy keeps it at error unless RUST_LOG says otherwise.
 fn init_logging(verbose: bool) {
-    let default = if verbose {
-        "info,rustdds=error"
-    } else {
-        "warn,rustdds=error"
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    convoy_core::status::init_logging(if verbose { "info" } else { "warn" });
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -61,6 +53,11 @@ pub fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Qos(QosCommand::Show(a)) => qos_cmd::show(&a),
+        Command::Run(a) => run_cmd::run(cli.domain, cli.qos.as_ref(), &a),
+        Command::World(a) => {
+            let node = tool_node(cli.domain, cli.qos.as_ref())?;
+            world_cmd::run(&node, &a.command, a.timeout)
+        }
         Command::Bench(cmd) => bench::run(cli.domain, cli.qos.as_ref(), &cmd),
     }
 }

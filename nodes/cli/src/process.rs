@@ -8,14 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-/// A flag set by SIGINT or SIGTERM.
+/// A flag set by SIGINT or SIGTERM (the one every convoy node uses).
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&stop))
-            .context("cannot install a signal handler")?;
-    }
-    Ok(stop)
+    convoy_core::status::stop_flag().context("cannot install a signal handler")
 }
 
 /// SIGTERM, up to `grace` for the child to exit, then SIGKILL; always reaps it.

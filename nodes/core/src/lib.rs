@@ -3,9 +3,15 @@
 //! - [`messages`]: the wire types, mirroring `idl/convoy.idl`;
 //! - [`qos`]: OMG DDS-XML QoS libraries, loaded and resolved into profiles per topic class;
 //! - [`topics`]: every topic name convoy uses, built in one place;
-//! - [`dds`]: the one typed DDS layer over rustdds (node handle, publishers, subscribers).
+//! - [`dds`]: the one typed DDS layer over rustdds (node handle, publishers, subscribers);
+//! - [`scenario`]: scenario files (map, clock settings, agents);
+//! - [`status`]: every node's NodeStatus heartbeat, and log set-up;
+//! - [`world`]: the validity rules of world commands.
 
 pub mod dds;
 pub mod messages;
 pub mod qos;
+pub mod scenario;
+pub mod status;
 pub mod topics;
+pub mod world;

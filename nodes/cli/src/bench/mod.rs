@@ -1,6 +1,7 @@
 //! `convoy bench ...`: performance measurements whose numbers go to docs/BENCHMARKS.md.
 
 pub mod latency;
+pub mod lockstep;
 
 use anyhow::Result;
 use convoy_core::qos::QosSpec;
@@ -10,5 +11,6 @@ use crate::args::BenchCommand;
 pub fn run(domain: u32, qos: Option<&QosSpec>, command: &BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Latency(args) => latency::run(domain, qos, args),
+        BenchCommand::Lockstep(args) => lockstep::run(domain, qos, args),
     }
 }

@@ -351,6 +351,18 @@ impl<M: Message> Subscriber<M> {
         Ok(())
     }
 
+    /// Registers this reader's readiness with a [`WaitSet`]; the set then wakes when data
+    /// arrives here. A reader is registered with one wait set at most and never uses its own
+    /// blocking wait afterwards.
+    pub fn attach(&mut self, waitset: &mut WaitSet) -> std::io::Result<()> {
+        let token = waitset.next_token();
+        let registry = waitset.poll.registry();
+        match &mut self.reader {
+            Reader::Keyed(r) => registry.register(r, token, mio1::Interest::READABLE),
+            Reader::Unkeyed(r) => registry.register(r, token, mio1::Interest::READABLE),
+        }
+    }
+
     /// Blocks until the reader signals new data or `timeout` passes. False when no poller
     /// could be set up (then the caller pauses briefly instead).
     fn block(&mut self, timeout: Duration) -> bool {
@@ -373,6 +385,43 @@ impl<M: Message> Subscriber<M> {
         };
         let mut events = mio1::Events::with_capacity(4);
         poll.poll(&mut events, Some(timeout)).is_ok()
+    }
+}
+
+/// Waits on several readers at once (DDS's WaitSet): one thread blocks until any attached
+/// reader has data or a timeout passes, then takes from each. Readiness is edge-triggered, so
+/// after a wake the owner drains every attached reader; the timeout bounds any stall.
+pub struct WaitSet {
+    poll: mio1::Poll,
+    events: mio1::Events,
+    tokens: usize,
+}
+
+impl WaitSet {
+    pub fn new() -> std::io::Result<WaitSet> {
+        Ok(WaitSet {
+            poll: mio1::Poll::new()?,
+            events: mio1::Events::with_capacity(64),
+            tokens: 0,
+        })
+    }
+
+    fn next_token(&mut self) -> mio1::Token {
+        self.tokens += 1;
+        mio1::Token(self.tokens)
+    }
+
+    /// Blocks until an attached reader has data (true) or `timeout` passes (false).
+    pub fn wait(&mut self, timeout: Duration) -> bool {
+        match self.poll.poll(&mut self.events, Some(timeout)) {
+            Ok(()) => !self.events.is_empty(),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => false,
+            Err(e) => {
+                tracing::error!("waiting on readers failed: {e}");
+                std::thread::sleep(timeout.min(Duration::from_millis(1)));
+                false
+            }
+        }
     }
 }
 

@@ -1,0 +1,377 @@
+//! The agent's DDS loop: follow the clock, exchange states, step the world, report.
+//!
+//! Step N (DESIGN.md, "Time, clock and determinism"): take the frame N-1 states of every other
+//! member of Tick N (peer: from their state topics, waiting for any that are missing; relay:
+//! from the Tick itself), move the zombies to them, apply this frame's control, step physics to
+//! frame N, publish AgentState N, then FrameDone N. Nothing here depends on arrival timing, so
+//! a lockstep run is reproducible bit for bit.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use convoy_core::dds::{Node, Publisher, Subscriber, WaitSet};
+use convoy_core::messages::{
+    AgentState, Control, FrameDone, NodeRole, ReplyStatus, Tick, WorldCommandKind, WorldReply,
+    WorldRequest,
+};
+use convoy_core::qos::{QosSet, QosSpec};
+use convoy_core::scenario::{ClockMode, Exchange, Scenario};
+use convoy_core::status::StatusBeacon;
+use convoy_core::topics::{self, TopicClass};
+use convoy_core::world::check_command;
+
+use crate::controller::{self, Controller};
+use crate::world::AgentWorld;
+
+/// The longest the loop blocks without looking at commands and the stop flag.
+const HOUSEKEEPING: Duration = Duration::from_millis(5);
+
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub scenario: PathBuf,
+    pub agent_id: String,
+    pub domain: u32,
+    pub qos: Option<QosSpec>,
+    pub mode: Option<ClockMode>,
+    pub exchange: Option<Exchange>,
+    /// Test hook: before reporting this frame done, stall for `stall_for`.
+    pub stall_at_frame: Option<u64>,
+    pub stall_for: Duration,
+}
+
+struct Io {
+    state: Publisher<AgentState>,
+    done: Publisher<FrameDone>,
+    replies: Publisher<WorldReply>,
+    beacon: StatusBeacon,
+    clock: Subscriber<Tick>,
+    control: Subscriber<Control>,
+    requests: Subscriber<WorldRequest>,
+    /// Peer exchange: every other agent's state topic, in agent-id order.
+    peers: Vec<(String, Subscriber<AgentState>)>,
+    waitset: WaitSet,
+}
+
+struct Agent {
+    id: String,
+    scenario: Scenario,
+    world: AgentWorld,
+    controller: Option<Box<dyn Controller + Send>>,
+    external: Control,
+    io: Io,
+    /// Other agents' states by agent and frame (peer exchange).
+    peer_states: BTreeMap<String, BTreeMap<u64, AgentState>>,
+    /// The newest Tick not yet acted on.
+    pending: Option<Tick>,
+    /// The last frame this agent stepped to (and reported done).
+    done_frame: Option<u64>,
+    /// When the current pending tick started waiting for peer states.
+    waiting_since: Option<Instant>,
+    reported_wait: bool,
+    config: AgentConfig,
+}
+
+pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
+    let mut scenario = Scenario::load(&config.scenario)?;
+    if let Some(mode) = config.mode {
+        scenario.scenario.mode = mode;
+    }
+    if let Some(exchange) = config.exchange {
+        scenario.scenario.exchange = exchange;
+    }
+    let spec = scenario
+        .agent(&config.agent_id)
+        .ok_or_else(|| {
+            anyhow!(
+                "{}: no agent '{}' (agents: {})",
+                config.scenario.display(),
+                config.agent_id,
+                scenario.agent_ids().join(", ")
+            )
+        })?
+        .clone();
+    let qos = Arc::new(match &config.qos {
+        Some(spec) => QosSet::load(spec)?,
+        None => QosSet::builtin(),
+    });
+    let id = config.agent_id.clone();
+    let node = Node::new(config.domain, &format!("agent/{id}"), qos)?;
+    let peer_mode =
+        scenario.scenario.exchange == Exchange::Peer || scenario.scenario.mode == ClockMode::Async;
+    let mut io = Io {
+        state: node.publisher(&topics::agent_state(&id), TopicClass::State)?,
+        done: node.publisher(topics::FRAME_DONE, TopicClass::Barrier)?,
+        replies: node.publisher(topics::WORLD_REPLY, TopicClass::World)?,
+        beacon: StatusBeacon::new(&node, NodeRole::Agent)?,
+        clock: node.subscriber(topics::CLOCK, TopicClass::Clock)?,
+        control: node.subscriber(&topics::agent_control(&id), TopicClass::Control)?,
+        requests: node.subscriber(topics::WORLD_REQUEST, TopicClass::World)?,
+        peers: Vec::new(),
+        waitset: WaitSet::new().context("cannot create a wait set")?,
+    };
+    if peer_mode {
+        for other in scenario.agent_ids().into_iter().filter(|a| *a != id) {
+            let sub = node.subscriber(&topics::agent_state(&other), TopicClass::State)?;
+            io.peers.push((other, sub));
+        }
+    }
+    io.clock.attach(&mut io.waitset)?;
+    io.control.attach(&mut io.waitset)?;
+    io.requests.attach(&mut io.waitset)?;
+    for (_, sub) in io.peers.iter_mut() {
+        sub.attach(&mut io.waitset)?;
+    }
+    let world = AgentWorld::new(&scenario, &id).map_err(|e| anyhow!("agent '{id}': {e}"))?;
+    let mut agent = Agent {
+        controller: controller::from_spec(&spec.controller, &spec.vehicle),
+        external: Control::default(),
+        id,
+        scenario,
+        world,
+        io,
+        peer_states: BTreeMap::new(),
+        pending: None,
+        done_frame: None,
+        waiting_since: None,
+        reported_wait: false,
+        config,
+    };
+    tracing::info!("agent {} ready", agent.id);
+    while !stop.load(Ordering::Relaxed) {
+        agent.io.waitset.wait(HOUSEKEEPING);
+        agent.service()?;
+        agent.act()?;
+    }
+    Ok(())
+}
+
+impl Agent {
+    fn sync(&self) -> bool {
+        self.scenario.scenario.mode == ClockMode::Sync
+    }
+
+    fn relay(&self) -> bool {
+        self.sync() && self.scenario.scenario.exchange == Exchange::Relay
+    }
+
+    /// Takes everything that arrived.
+    fn service(&mut self) -> Result<()> {
+        for (peer, sub) in self.io.peers.iter_mut() {
+            for s in sub.take(256) {
+                if s.value.agent_id == *peer {
+                    self.peer_states
+                        .entry(peer.clone())
+                        .or_default()
+                        .insert(s.value.frame, s.value);
+                }
+            }
+        }
+        if let Some(latest) = self
+            .io
+            .control
+            .take(256)
+            .into_iter()
+            .max_by_key(|c| c.value.frame)
+        {
+            self.external = latest.value;
+        }
+        for request in self.io.requests.take(64) {
+            self.apply_command(request.value)?;
+        }
+        for tick in self.io.clock.take(16) {
+            let tick = tick.value;
+            if tick.paused {
+                continue;
+            }
+            let newer = self.pending.as_ref().is_none_or(|p| tick.frame >= p.frame);
+            if newer {
+                self.pending = Some(tick);
+            }
+        }
+        self.io.beacon.beat()?;
+        Ok(())
+    }
+
+    /// Teleport and set-control addressed to this agent; the coordinator answers the rest.
+    fn apply_command(&mut self, request: WorldRequest) -> Result<()> {
+        let command = &request.command;
+        if command.agent_id != self.id
+            || !matches!(
+                command.kind,
+                WorldCommandKind::Teleport | WorldCommandKind::SetControl
+            )
+        {
+            return Ok(());
+        }
+        // Invalid requests get their Failed reply from the coordinator.
+        if check_command(&self.scenario, command).is_err() {
+            return Ok(());
+        }
+        let (status, message) = match command.kind {
+            WorldCommandKind::Teleport => match self.world.teleport(command.pose) {
+                Ok(()) => (ReplyStatus::Success, format!("{} teleported", self.id)),
+                Err(e) => (ReplyStatus::Failed, e.to_string()),
+            },
+            _ => {
+                self.external = command.control.clone();
+                (ReplyStatus::Success, format!("{} control set", self.id))
+            }
+        };
+        self.io.replies.write(WorldReply {
+            request_id: request.request_id,
+            status,
+            message,
+            states: Vec::new(),
+        })?;
+        Ok(())
+    }
+
+    /// Acts on the pending tick when it can.
+    fn act(&mut self) -> Result<()> {
+        let Some(tick) = self.pending.clone() else {
+            return Ok(());
+        };
+        if tick.frame == 0 {
+            return self.handshake(&tick);
+        }
+        if self.done_frame.is_some_and(|d| tick.frame <= d) {
+            self.pending = None;
+            return Ok(());
+        }
+        let zombies = match self.zombie_states(&tick) {
+            Some(states) => states,
+            None => {
+                self.report_wait(&tick);
+                return Ok(());
+            }
+        };
+        self.waiting_since = None;
+        self.reported_wait = false;
+        self.pending = None;
+        self.step(&tick, &zombies)
+    }
+
+    /// Frame 0: publish the initial state on every Tick 0 (peers may have matched late), and
+    /// report done once every peer's initial state is here.
+    fn handshake(&mut self, tick: &Tick) -> Result<()> {
+        if self.done_frame.is_some() {
+            self.pending = None;
+            return Ok(());
+        }
+        self.pending = None;
+        let state = self.world.state(0, tick.sim_time_ns);
+        self.io.state.write(state)?;
+        let ready = self.relay() || self.peer_states_for(tick, 0).is_some();
+        if ready {
+            self.io.done.write(FrameDone {
+                node_id: format!("agent/{}", self.id),
+                frame: 0,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The other members' states of frame N-1, or None while one is missing (sync peer).
+    fn zombie_states(&self, tick: &Tick) -> Option<Vec<AgentState>> {
+        if self.relay() {
+            return Some(
+                tick.states
+                    .iter()
+                    .filter(|s| s.agent_id != self.id)
+                    .cloned()
+                    .collect(),
+            );
+        }
+        if self.sync() {
+            return self.peer_states_for(tick, tick.frame - 1);
+        }
+        // async: whatever each member last sent.
+        Some(
+            tick.agents
+                .iter()
+                .filter(|a| **a != self.id)
+                .filter_map(|a| {
+                    self.peer_states
+                        .get(a)
+                        .and_then(|by_frame| by_frame.values().next_back().cloned())
+                })
+                .collect(),
+        )
+    }
+
+    fn peer_states_for(&self, tick: &Tick, frame: u64) -> Option<Vec<AgentState>> {
+        tick.agents
+            .iter()
+            .filter(|a| **a != self.id)
+            .map(|a| self.peer_states.get(a).and_then(|f| f.get(&frame)).cloned())
+            .collect()
+    }
+
+    fn report_wait(&mut self, tick: &Tick) {
+        let since = *self.waiting_since.get_or_insert_with(Instant::now);
+        let timeout = Duration::from_secs_f64(self.scenario.scenario.barrier_timeout);
+        if !self.reported_wait && since.elapsed() > timeout {
+            self.reported_wait = true;
+            let missing: Vec<&String> = tick
+                .agents
+                .iter()
+                .filter(|a| **a != self.id)
+                .filter(|a| {
+                    self.peer_states
+                        .get(*a)
+                        .and_then(|f| f.get(&(tick.frame - 1)))
+                        .is_none()
+                })
+                .collect();
+            tracing::warn!(
+                "frame {}: still waiting for the frame {} state of {:?} after {:.1} s",
+                tick.frame,
+                tick.frame - 1,
+                missing,
+                since.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    fn step(&mut self, tick: &Tick, zombies: &[AgentState]) -> Result<()> {
+        let before = self.world.zombie_ids();
+        self.world.set_zombies(zombies);
+        let after = self.world.zombie_ids();
+        if after != before {
+            tracing::info!("frame {}: zombies now {:?}", tick.frame, after);
+        }
+        let now_state = self
+            .world
+            .state(tick.frame - 1, tick.sim_time_ns - tick.dt_ns);
+        let control = match self.controller.as_mut() {
+            Some(c) => c.control(&now_state, tick.frame),
+            None => self.external.clone(),
+        };
+        self.world.step(&control, tick.dt_ns as f64 * 1e-9);
+        let state = self.world.state(tick.frame, tick.sim_time_ns);
+        self.io.state.write(state)?;
+        if self.config.stall_at_frame == Some(tick.frame) {
+            tracing::warn!(
+                "stalling {:?} at frame {} (test hook)",
+                self.config.stall_for,
+                tick.frame
+            );
+            std::thread::sleep(self.config.stall_for);
+        }
+        self.io.done.write(FrameDone {
+            node_id: format!("agent/{}", self.id),
+            frame: tick.frame,
+        })?;
+        self.done_frame = Some(tick.frame);
+        // Frames before N-1 are never needed again.
+        let keep_from = tick.frame.saturating_sub(1);
+        for by_frame in self.peer_states.values_mut() {
+            *by_frame = by_frame.split_off(&keep_from);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,479 @@
+//! Everything one agent process simulates: the flat ground, the static map boxes, its own
+//! vehicle (a dynamic rigid body, see [`crate::vehicle`]) and every other agent as a kinematic
+//! "zombie" box (SynChrono's scheme, DESIGN.md "Time, clock and determinism").
+//!
+//! Frame N of an agent: [`AgentWorld::set_zombies`] with the other agents' frame N-1 states,
+//! [`AgentWorld::step`] with the control for frame N, then [`AgentWorld::state`] is frame N.
+//!
+//! How zombies move: each frame a zombie is placed at the pose it was received with *and* given
+//! that state's twist as its kinematic velocity, so rapier moves it through the substeps. The
+//! received state is from frame N-1, the time at which this step starts; moving it with its
+//! velocity keeps it level in time with our own vehicle during the step (it ends near where the
+//! other agent really is at frame N), where a zombie frozen at its N-1 pose would lag a whole
+//! frame behind and let the cars sink into each other at closing speed. The velocity also
+//! reaches the contact solver, so a crash feels the zombie's motion: our car is pushed away at
+//! the zombie's speed. Each frame the zombie is put back exactly on the newest received pose, so
+//! extrapolation errors never accumulate. Zombies have infinite mass: in A's world A bounces off
+//! B's zombie and in B's world B off A's, so both agents feel the crash.
+//!
+//! Determinism: zombies live in a `BTreeMap` and are removed, created and updated in agent-id
+//! order, whatever order the states come in; rapier runs with `enhanced-determinism`.
+
+use std::collections::BTreeMap;
+
+use convoy_core::messages::{AgentState, Control, Pose as PoseMsg, Quat, Twist, Vec3};
+use convoy_core::scenario::Scenario;
+use rapier3d_f64::prelude::{
+    CoefficientCombineRule, ColliderBuilder, ColliderHandle, PhysicsWorld, Pose, RigidBodyBuilder,
+    RigidBodyHandle, Rotation, SharedShape, Vector,
+};
+
+use crate::vehicle::{
+    heading, yaw_rotation, Command, Vehicle, BODY_FRICTION, GRAVITY, SOFT_CCD_PREDICTION,
+};
+
+/// Thickness of the ground slab under z = 0 (thick, so nothing falls through it).
+const GROUND_THICKNESS: f64 = 2.0;
+/// How far above its resting height the body may be and still have its wheels on the ground.
+const GROUNDED_TOLERANCE: f64 = 0.1;
+/// A unit quaternion within this much of norm 1 is accepted (the same rule as
+/// `convoy_core::world::check_command`, so coordinator and agent agree).
+const UNIT_TOLERANCE: f64 = 1e-3;
+
+/// Why the world cannot be built or a command cannot be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    #[error("agent '{0}' is not in the scenario")]
+    UnknownAgent(String),
+    #[error("bad pose: {0}")]
+    BadPose(String),
+    #[error("position ({x}, {y}) is off the map (ground is ±{hx} x ±{hy} m)")]
+    OffMap { x: f64, y: f64, hx: f64, hy: f64 },
+}
+
+/// The number of equal physics substeps for a frame of `dt` seconds: `ceil(dt / max_delta)`,
+/// at least 1 and at most `max_n` (CARLA's substepping rule).
+///
+/// A ratio within 1e-9 of an integer counts as that integer, so 0.05 / 0.01 is 5 substeps even
+/// where the division rounds up to 5.000000000000001. Non-finite or non-positive inputs give 1.
+pub fn substeps(dt: f64, max_delta: f64, max_n: u32) -> u32 {
+    let max_n = max_n.max(1);
+    if !(dt.is_finite() && dt > 0.0 && max_delta.is_finite() && max_delta > 0.0) {
+        return 1;
+    }
+    let n = (dt / max_delta - 1e-9).ceil();
+    if n <= 1.0 {
+        1
+    } else if n >= f64::from(max_n) {
+        max_n
+    } else {
+        // In range (1, max_n): the cast is exact.
+        n as u32
+    }
+}
+
+/// Another agent mirrored in this world.
+#[derive(Debug, Clone)]
+struct Zombie {
+    body: RigidBodyHandle,
+    collider: ColliderHandle,
+    extents: [f64; 3],
+}
+
+/// One agent's physics world.
+pub struct AgentWorld {
+    physics: PhysicsWorld,
+    agent_id: String,
+    vehicle: Vehicle,
+    zombies: BTreeMap<String, Zombie>,
+    ground_half_extents: [f64; 2],
+    max_substep_delta: f64,
+    max_substeps: u32,
+    /// World-frame acceleration over the last step.
+    accel: Vector,
+    /// Substeps the last step took.
+    last_substeps: u32,
+}
+
+impl std::fmt::Debug for AgentWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentWorld")
+            .field("agent_id", &self.agent_id)
+            .field("zombies", &self.zombies.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentWorld {
+    /// Builds the world of agent `agent_id`: ground, map boxes, and its vehicle at its start pose.
+    pub fn new(scenario: &Scenario, agent_id: &str) -> Result<AgentWorld, WorldError> {
+        let spec = scenario
+            .agent(agent_id)
+            .ok_or_else(|| WorldError::UnknownAgent(agent_id.to_string()))?;
+        let map = &scenario.map;
+        let [hx, hy] = map.ground_half_extents;
+        if !(hx.is_finite() && hx > 0.0 && hy.is_finite() && hy > 0.0) {
+            return Err(WorldError::BadPose(format!(
+                "ground half extents {:?} must be positive",
+                map.ground_half_extents
+            )));
+        }
+        let start = spec.start;
+        if ![start.x, start.y, start.yaw].iter().all(|v| v.is_finite()) {
+            return Err(WorldError::BadPose(format!(
+                "start pose of '{agent_id}' is not finite"
+            )));
+        }
+        if start.x.abs() > hx || start.y.abs() > hy {
+            return Err(WorldError::OffMap {
+                x: start.x,
+                y: start.y,
+                hx,
+                hy,
+            });
+        }
+
+        let mut physics = PhysicsWorld::new();
+        physics.gravity = Vector::new(0.0, 0.0, -GRAVITY);
+
+        // The ground is frictionless: the vehicle model supplies the tire forces. `Multiply`
+        // outranks the default `Average`, so every pair with the ground gets 0 * mu = 0.
+        physics.insert_collider(
+            ColliderBuilder::cuboid(hx, hy, GROUND_THICKNESS / 2.0)
+                .translation(Vector::new(0.0, 0.0, -GROUND_THICKNESS / 2.0))
+                .friction(0.0)
+                .friction_combine_rule(CoefficientCombineRule::Multiply),
+            None,
+        );
+        for b in &map.boxes {
+            let [x, y, z] = b.center;
+            let [ex, ey, ez] = b.half_extents;
+            let valid = [x, y, z, b.yaw].iter().all(|v| v.is_finite())
+                && [ex, ey, ez].iter().all(|e| e.is_finite() && *e > 0.0);
+            if !valid {
+                return Err(WorldError::BadPose(format!(
+                    "map box at {:?} needs finite values and positive half extents",
+                    b.center
+                )));
+            }
+            physics.insert_collider(
+                ColliderBuilder::cuboid(ex, ey, ez)
+                    .position(Pose::from_parts(Vector::new(x, y, z), yaw_rotation(b.yaw)))
+                    .friction(BODY_FRICTION),
+                None,
+            );
+        }
+
+        let vehicle = Vehicle::spawn(&mut physics, &spec.vehicle, start.x, start.y, start.yaw);
+        Ok(AgentWorld {
+            physics,
+            agent_id: agent_id.to_string(),
+            vehicle,
+            zombies: BTreeMap::new(),
+            ground_half_extents: [hx, hy],
+            max_substep_delta: scenario.scenario.max_substep_delta,
+            max_substeps: scenario.scenario.max_substeps,
+            accel: Vector::ZERO,
+            last_substeps: 0,
+        })
+    }
+
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
+    pub fn vehicle(&self) -> &Vehicle {
+        &self.vehicle
+    }
+
+    /// Mirrors the other agents: creates, moves or removes zombies so that exactly the agents
+    /// in `states` (minus this agent itself) exist as kinematic boxes with their extents at
+    /// their poses, moving with their twists (see the module docs).
+    ///
+    /// Deterministic: states are processed in agent-id order whatever order they come in. Two
+    /// states of one agent: the newer frame wins. A state with a non-finite or degenerate
+    /// pose, twist or extents cannot be placed: that agent has no zombie until a good state
+    /// comes (logged).
+    pub fn set_zombies(&mut self, states: &[AgentState]) {
+        let mut wanted: BTreeMap<&str, &AgentState> = BTreeMap::new();
+        for state in states {
+            if state.agent_id == self.agent_id {
+                continue;
+            }
+            wanted
+                .entry(state.agent_id.as_str())
+                .and_modify(|kept| {
+                    if state.frame > kept.frame {
+                        *kept = state;
+                    }
+                })
+                .or_insert(state);
+        }
+
+        let gone: Vec<String> = self
+            .zombies
+            .keys()
+            .filter(|id| !wanted.contains_key(id.as_str()))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.remove_zombie(&id);
+        }
+
+        for (id, state) in wanted {
+            match ZombiePlacement::from_state(state) {
+                Some(placement) => self.place_zombie(id, &placement),
+                None => {
+                    tracing::warn!(
+                        "agent '{}': frame {} state of '{id}' has a non-finite or degenerate \
+                         pose, twist or extents; no zombie for it this frame",
+                        self.agent_id,
+                        state.frame
+                    );
+                    self.remove_zombie(id);
+                }
+            }
+        }
+    }
+
+    /// The agents mirrored as zombies, sorted.
+    pub fn zombie_ids(&self) -> Vec<String> {
+        self.zombies.keys().cloned().collect()
+    }
+
+    fn remove_zombie(&mut self, id: &str) {
+        if let Some(zombie) = self.zombies.remove(id) {
+            self.physics.remove_body(zombie.body);
+        }
+    }
+
+    fn place_zombie(&mut self, id: &str, placement: &ZombiePlacement) {
+        if let Some(zombie) = self.zombies.get_mut(id) {
+            if zombie.extents != placement.extents {
+                let [ex, ey, ez] = placement.extents;
+                if let Some(collider) = self.physics.colliders.get_mut(zombie.collider) {
+                    collider.set_shape(SharedShape::cuboid(ex, ey, ez));
+                }
+                zombie.extents = placement.extents;
+            }
+            if let Some(body) = self.physics.bodies.get_mut(zombie.body) {
+                body.set_position(placement.pose, true);
+                body.set_linvel(placement.linvel, true);
+                body.set_angvel(placement.angvel, true);
+            }
+            return;
+        }
+        let [ex, ey, ez] = placement.extents;
+        let body = RigidBodyBuilder::kinematic_velocity_based()
+            .pose(placement.pose)
+            .linvel(placement.linvel)
+            .angvel(placement.angvel)
+            .can_sleep(false)
+            // Zombies need soft CCD too: rapier only counts a body's velocity in the
+            // speculative contact margin when that body has a soft-CCD prediction.
+            .soft_ccd_prediction(SOFT_CCD_PREDICTION);
+        let collider = ColliderBuilder::cuboid(ex, ey, ez).friction(BODY_FRICTION);
+        let (body, collider) = self.physics.insert(body, collider);
+        self.zombies.insert(
+            id.to_string(),
+            Zombie {
+                body,
+                collider,
+                extents: placement.extents,
+            },
+        );
+    }
+
+    /// Applies `control` and advances physics by `dt` seconds in [`substeps`] equal substeps.
+    /// A non-finite or non-positive `dt` advances nothing.
+    pub fn step(&mut self, control: &Control, dt: f64) {
+        if !(dt.is_finite() && dt > 0.0) {
+            return;
+        }
+        let n = substeps(dt, self.max_substep_delta, self.max_substeps);
+        let h = dt / f64::from(n);
+        self.last_substeps = n;
+        self.physics.integration_parameters.dt = h;
+        let command = Command::from_control(control);
+        let before = self.linvel();
+        for _ in 0..n {
+            let grounded = self.grounded();
+            self.vehicle
+                .apply(&mut self.physics.bodies, &command, h, grounded);
+            self.physics.step();
+        }
+        self.accel = (self.linvel() - before) / dt;
+    }
+
+    /// How many physics substeps the last [`AgentWorld::step`] took (0 before the first).
+    pub fn last_substeps(&self) -> u32 {
+        self.last_substeps
+    }
+
+    fn linvel(&self) -> Vector {
+        self.physics
+            .bodies
+            .get(self.vehicle.body())
+            .map_or(Vector::ZERO, |b| b.linvel())
+    }
+
+    /// The wheels touch the ground: over the map and not lifted (by a crash) or fallen.
+    fn grounded(&self) -> bool {
+        let Some(body) = self.physics.bodies.get(self.vehicle.body()) else {
+            return false;
+        };
+        let p = body.translation();
+        let rest = self.vehicle.rest_height();
+        self.is_on_map(p.x, p.y)
+            && p.z <= rest + GROUNDED_TOLERANCE
+            && p.z >= rest - GROUNDED_TOLERANCE
+    }
+
+    /// The own vehicle's state now: pose, twist (world frame), acceleration over the last step
+    /// (world frame) and half extents.
+    pub fn state(&self, frame: u64, stamp_ns: i64) -> AgentState {
+        let (pose, twist) = match self.physics.bodies.get(self.vehicle.body()) {
+            Some(body) => {
+                let p = body.translation();
+                let q = body.rotation();
+                let v = body.linvel();
+                let w = body.angvel();
+                (
+                    PoseMsg {
+                        position: Vec3::new(p.x, p.y, p.z),
+                        orientation: Quat::new(q.x, q.y, q.z, q.w),
+                    },
+                    Twist {
+                        linear: Vec3::new(v.x, v.y, v.z),
+                        angular: Vec3::new(w.x, w.y, w.z),
+                    },
+                )
+            }
+            None => (PoseMsg::default(), Twist::default()),
+        };
+        let [ex, ey, ez] = self.vehicle.params().half_extents;
+        AgentState {
+            agent_id: self.agent_id.clone(),
+            frame,
+            stamp_ns,
+            pose,
+            twist,
+            accel: Vec3::new(self.accel.x, self.accel.y, self.accel.z),
+            extents: Vec3::new(ex, ey, ez),
+        }
+    }
+
+    /// Puts the vehicle at rest on the ground at the pose's (x, y), heading where the pose's
+    /// forward axis points. The pose's z, roll and pitch are ignored: the vehicle drives on the
+    /// flat ground with roll and pitch locked, and a body placed in or above the ground would
+    /// be thrown out of it or dropped. Rejects non-finite values, a non-unit quaternion and
+    /// positions off the ground plane.
+    pub fn teleport(&mut self, pose: PoseMsg) -> Result<(), WorldError> {
+        let p = pose.position;
+        let q = pose.orientation;
+        if ![p.x, p.y, p.z, q.x, q.y, q.z, q.w]
+            .iter()
+            .all(|v| v.is_finite())
+        {
+            return Err(WorldError::BadPose("non-finite value".into()));
+        }
+        let norm = (q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w).sqrt();
+        if (norm - 1.0).abs() > UNIT_TOLERANCE {
+            return Err(WorldError::BadPose(format!(
+                "orientation is not a unit quaternion (norm {norm})"
+            )));
+        }
+        if !self.is_on_map(p.x, p.y) {
+            let [hx, hy] = self.ground_half_extents;
+            return Err(WorldError::OffMap {
+                x: p.x,
+                y: p.y,
+                hx,
+                hy,
+            });
+        }
+        let yaw = heading(&Rotation::from_xyzw(
+            q.x / norm,
+            q.y / norm,
+            q.z / norm,
+            q.w / norm,
+        ));
+        let rest = self.vehicle.rest_height();
+        let Some(body) = self.physics.bodies.get_mut(self.vehicle.body()) else {
+            return Err(WorldError::UnknownAgent(self.agent_id.clone()));
+        };
+        body.set_position(
+            Pose::from_parts(Vector::new(p.x, p.y, rest), yaw_rotation(yaw)),
+            true,
+        );
+        body.set_linvel(Vector::ZERO, true);
+        body.set_angvel(Vector::ZERO, true);
+        self.accel = Vector::ZERO;
+        Ok(())
+    }
+
+    /// True when (x, y) is over the ground plane.
+    pub fn is_on_map(&self, x: f64, y: f64) -> bool {
+        let [hx, hy] = self.ground_half_extents;
+        x.is_finite() && y.is_finite() && x.abs() <= hx && y.abs() <= hy
+    }
+}
+
+/// Where and how a zombie goes this frame, checked and converted from an [`AgentState`].
+struct ZombiePlacement {
+    pose: Pose,
+    linvel: Vector,
+    angvel: Vector,
+    extents: [f64; 3],
+}
+
+impl ZombiePlacement {
+    fn from_state(state: &AgentState) -> Option<ZombiePlacement> {
+        let p = state.pose.position;
+        let q = state.pose.orientation;
+        let v = state.twist.linear;
+        let w = state.twist.angular;
+        let e = state.extents;
+        let values = [
+            p.x, p.y, p.z, q.x, q.y, q.z, q.w, v.x, v.y, v.z, w.x, w.y, w.z,
+        ];
+        if !values.iter().all(|x| x.is_finite()) {
+            return None;
+        }
+        if ![e.x, e.y, e.z].iter().all(|h| h.is_finite() && *h > 0.0) {
+            return None;
+        }
+        let norm = (q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w).sqrt();
+        if norm < 1e-6 {
+            return None;
+        }
+        Some(ZombiePlacement {
+            pose: Pose::from_parts(
+                Vector::new(p.x, p.y, p.z),
+                Rotation::from_xyzw(q.x / norm, q.y / norm, q.z / norm, q.w / norm),
+            ),
+            linvel: Vector::new(v.x, v.y, v.z),
+            angvel: Vector::new(w.x, w.y, w.z),
+            extents: [e.x, e.y, e.z],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn substep_counts() {
+        assert_eq!(substeps(0.05, 0.01, 10), 5);
+        assert_eq!(substeps(0.01, 0.01, 10), 1);
+        assert_eq!(substeps(0.001, 0.01, 10), 1);
+        assert_eq!(substeps(0.011, 0.01, 10), 2);
+        assert_eq!(substeps(0.1, 0.01, 10), 10);
+        assert_eq!(substeps(0.3, 0.01, 10), 10);
+        assert_eq!(substeps(0.03, 0.01, 16), 3);
+        assert_eq!(substeps(f64::NAN, 0.01, 10), 1);
+        assert_eq!(substeps(0.05, 0.0, 10), 1);
+        assert_eq!(substeps(0.05, 0.01, 0), 1);
+    }
+}

@@ -1,0 +1,210 @@
+//! Bringing up a graph of node processes on this host: start each, prefix every line it prints
+//! with its node id, stop them all cleanly (SIGTERM, grace, SIGKILL) at the end or on Ctrl-C,
+//! and say which node failed. `convoy run` uses it; `convoy launch` builds on the same code.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::process::stop_child;
+
+/// One node process to start.
+#[derive(Debug, Clone)]
+pub struct NodeProcess {
+    pub id: String,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// A line a node printed, tagged with the node.
+#[derive(Debug, Clone)]
+pub struct NodeLine {
+    pub node: String,
+    pub line: String,
+}
+
+struct Running {
+    spec: NodeProcess,
+    child: Child,
+}
+
+/// A running graph. Dropping it stops every node.
+pub struct Graph {
+    nodes: Vec<Running>,
+    lines: Receiver<NodeLine>,
+    grace: Duration,
+}
+
+/// A binary installed beside the `convoy` executable (cargo puts them in one directory).
+pub fn sibling_binary(name: &str) -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot find the convoy executable")?;
+    let dir = exe
+        .parent()
+        .context("the convoy executable has no directory")?;
+    let path = dir.join(name);
+    if !path.exists() {
+        bail!(
+            "{} not found next to {} (build the workspace: cargo build --workspace --bins)",
+            name,
+            exe.display()
+        );
+    }
+    Ok(path)
+}
+
+fn forward(node: String, stream: impl Read + Send + 'static, tx: Sender<NodeLine>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            if tx
+                .send(NodeLine {
+                    node: node.clone(),
+                    line,
+                })
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+}
+
+impl Graph {
+    /// Starts every node; on a failure to start, the ones already started are stopped.
+    pub fn start(nodes: &[NodeProcess], grace: Duration) -> Result<Graph> {
+        let (tx, rx) = channel();
+        let mut graph = Graph {
+            nodes: Vec::new(),
+            lines: rx,
+            grace,
+        };
+        for spec in nodes {
+            let mut child = Command::new(&spec.program)
+                .args(&spec.args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .with_context(|| {
+                    format!("cannot start node {} ({})", spec.id, spec.program.display())
+                })?;
+            if let Some(out) = child.stdout.take() {
+                forward(spec.id.clone(), out, tx.clone());
+            }
+            if let Some(err) = child.stderr.take() {
+                forward(spec.id.clone(), err, tx.clone());
+            }
+            graph.nodes.push(Running {
+                spec: spec.clone(),
+                child,
+            });
+        }
+        Ok(graph)
+    }
+
+    /// Lines printed since the last call, waiting up to `wait` for the first.
+    pub fn lines(&self, wait: Duration) -> Vec<NodeLine> {
+        let mut out = Vec::new();
+        if let Ok(line) = self.lines.recv_timeout(wait) {
+            out.push(line);
+            while let Ok(line) = self.lines.try_recv() {
+                out.push(line);
+            }
+        }
+        out
+    }
+
+    /// Nodes that have exited, with their status (checked without waiting).
+    pub fn exited(&mut self) -> Vec<(String, std::process::ExitStatus)> {
+        self.nodes
+            .iter_mut()
+            .filter_map(|r| match r.child.try_wait() {
+                Ok(Some(status)) => Some((r.spec.id.clone(), status)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// SIGTERM to every node still running, a shared grace period, then SIGKILL.
+    pub fn stop(&mut self) {
+        for r in self.nodes.iter_mut() {
+            if let Ok(None) = r.child.try_wait() {
+                if let Ok(pid) = libc::pid_t::try_from(r.child.id()) {
+                    // SAFETY: kill(2) on our own unreaped child.
+                    unsafe {
+                        libc::kill(pid, libc::SIGTERM);
+                    }
+                }
+            }
+        }
+        let until = Instant::now() + self.grace;
+        for r in self.nodes.iter_mut() {
+            let left = until.saturating_duration_since(Instant::now());
+            stop_child(&mut r.child, left);
+        }
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Runs a graph until `main_node` exits (success ends the run) or `stop` is set; prints every
+/// node's lines prefixed with its id. Fails naming any node that exited with an error.
+pub fn run_until_done(
+    nodes: &[NodeProcess],
+    main_node: &str,
+    stop: &Arc<AtomicBool>,
+    echo: bool,
+    mut on_line: impl FnMut(&NodeLine),
+) -> Result<()> {
+    let mut graph = Graph::start(nodes, Duration::from_secs(3))?;
+    let width = nodes.iter().map(|n| n.id.len()).max().unwrap_or(0);
+    let print = |l: &NodeLine| {
+        if echo {
+            println!("[{:>width$}] {}", l.node, l.line);
+        }
+    };
+    let result = loop {
+        for line in graph.lines(Duration::from_millis(50)) {
+            print(&line);
+            on_line(&line);
+        }
+        let exited = graph.exited();
+        if let Some((id, status)) = exited.iter().find(|(_, s)| !s.success()) {
+            break Err(anyhow::anyhow!("node {id} failed ({status})"));
+        }
+        if exited.iter().any(|(id, _)| id == main_node) {
+            break Ok(());
+        }
+        if stop.load(Ordering::Relaxed) {
+            println!("stopping (interrupted)");
+            break Ok(());
+        }
+    };
+    graph.stop();
+    // Whatever the nodes printed while stopping.
+    for line in graph.lines(Duration::from_millis(100)) {
+        print(&line);
+        on_line(&line);
+    }
+    if result.is_ok() {
+        // A node that failed while being stopped still counts.
+        if let Some((id, status)) = graph
+            .exited()
+            .into_iter()
+            .find(|(_, s)| !s.success() && s.code().is_some())
+        {
+            bail!("node {id} failed ({status})");
+        }
+    }
+    result
+}

@@ -1,0 +1,114 @@
+//! The lockstep barrier of one frame, as plain data: who owes what for frame N, who is late.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// What frame N is waiting for: FrameDone N from every member and (relay) AgentState N.
+#[derive(Debug)]
+pub struct Barrier {
+    pub frame: u64,
+    started: Instant,
+    /// node ids that still owe FrameDone for this frame.
+    owed_done: BTreeSet<String>,
+    /// agent ids whose state for this frame is still missing (relay exchange only).
+    owed_state: BTreeSet<String>,
+    /// Nodes already reported late for this frame (each is named once per frame).
+    reported: BTreeSet<String>,
+}
+
+impl Barrier {
+    pub fn new(frame: u64, members: &[String], need_states: bool, now: Instant) -> Barrier {
+        Barrier {
+            frame,
+            started: now,
+            owed_done: members.iter().map(|a| agent_node_id(a)).collect(),
+            owed_state: if need_states {
+                members.iter().cloned().collect()
+            } else {
+                BTreeSet::new()
+            },
+            reported: BTreeSet::new(),
+        }
+    }
+
+    pub fn frame_done(&mut self, node_id: &str, frame: u64) {
+        if frame >= self.frame {
+            self.owed_done.remove(node_id);
+        }
+    }
+
+    pub fn state(&mut self, agent_id: &str, frame: u64) {
+        if frame >= self.frame {
+            self.owed_state.remove(agent_id);
+        }
+    }
+
+    /// A member left (its lease lapsed): nothing is owed by it any more.
+    pub fn remove_member(&mut self, agent_id: &str) {
+        self.owed_done.remove(&agent_node_id(agent_id));
+        self.owed_state.remove(agent_id);
+    }
+
+    pub fn complete(&self) -> bool {
+        self.owed_done.is_empty() && self.owed_state.is_empty()
+    }
+
+    pub fn elapsed(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.started)
+    }
+
+    /// Nodes late past `timeout` not reported yet for this frame (and marks them reported).
+    pub fn newly_late(&mut self, now: Instant, timeout: Duration) -> Vec<String> {
+        if self.elapsed(now) < timeout {
+            return Vec::new();
+        }
+        let late: Vec<String> = self
+            .owed_done
+            .iter()
+            .filter(|n| !self.reported.contains(*n))
+            .cloned()
+            .collect();
+        self.reported.extend(late.iter().cloned());
+        late
+    }
+
+    pub fn owed(&self) -> Vec<String> {
+        self.owed_done.iter().cloned().collect()
+    }
+}
+
+/// The node id an agent runs under.
+pub fn agent_node_id(agent_id: &str) -> String {
+    format!("agent/{agent_id}")
+}
+
+/// The agent id of an agent node id (`agent/ego` -> `ego`).
+pub fn agent_of_node(node_id: &str) -> Option<&str> {
+    node_id.strip_prefix("agent/")
+}
+
+/// Frame states kept for relay: frame -> agent -> state.
+pub type StateBook<S> = BTreeMap<u64, BTreeMap<String, S>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_when_every_member_is_done_and_names_the_late_once() {
+        let t0 = Instant::now();
+        let members = vec!["a".to_string(), "b".to_string()];
+        let mut b = Barrier::new(5, &members, true, t0);
+        b.frame_done("agent/a", 5);
+        b.state("a", 5);
+        b.state("b", 5);
+        assert!(!b.complete());
+        b.frame_done("agent/b", 4);
+        assert!(!b.complete(), "an old frame does not count");
+        let later = t0 + Duration::from_secs(2);
+        assert_eq!(b.newly_late(later, Duration::from_secs(1)), vec!["agent/b"]);
+        assert!(b.newly_late(later, Duration::from_secs(1)).is_empty());
+        b.remove_member("b");
+        assert!(b.complete());
+    }
+}

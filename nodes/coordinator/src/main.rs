@@ -1,0 +1,123 @@
+//! `convoy-coordinator`: parses arguments and runs the coordinator (see the library).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use convoy_coordinator::{run, CoordinatorConfig};
+use convoy_core::qos::QosSpec;
+use convoy_core::scenario::{ClockMode, Exchange};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "convoy-coordinator",
+    version,
+    about = "convoy's clock, registry and world commands"
+)]
+struct Args {
+    /// Scenario file (TOML)
+    scenario: PathBuf,
+    /// DDS domain id
+    #[arg(long, short = 'd', env = "CONVOY_DOMAIN", default_value_t = 0)]
+    domain: u32,
+    /// QoS library: FILE or FILE::LIBRARY
+    #[arg(long, env = "CONVOY_QOS")]
+    qos: Option<QosSpec>,
+    /// Stop after this many frames
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Stop after this many seconds of simulated time
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Override the scenario's clock mode
+    #[arg(long, value_parser = parse_mode)]
+    mode: Option<ClockMode>,
+    /// Override the scenario's state exchange
+    #[arg(long, value_parser = parse_exchange)]
+    exchange: Option<Exchange>,
+    /// Write every agent state received, one JSON line each
+    #[arg(long)]
+    state_log: Option<PathBuf>,
+    /// Seconds to wait for every agent at start
+    #[arg(long, default_value_t = 60.0)]
+    startup_timeout: f64,
+    /// Print a final RESULT line for `convoy bench lockstep`
+    #[arg(long, hide = true)]
+    result_line: bool,
+}
+
+fn parse_mode(s: &str) -> Result<ClockMode, String> {
+    match s {
+        "sync" => Ok(ClockMode::Sync),
+        "async" => Ok(ClockMode::Async),
+        _ => Err(format!("'{s}': use sync or async")),
+    }
+}
+
+fn parse_exchange(s: &str) -> Result<Exchange, String> {
+    match s {
+        "peer" => Ok(Exchange::Peer),
+        "relay" => Ok(Exchange::Relay),
+        _ => Err(format!("'{s}': use peer or relay")),
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    convoy_core::status::init_logging("info");
+    let stop = match convoy_core::status::stop_flag() {
+        Ok(flag) => flag,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if !(0.1..=3600.0).contains(&args.startup_timeout) {
+        eprintln!(
+            "error: --startup-timeout {} is out of range (0.1 to 3600 s)",
+            args.startup_timeout
+        );
+        return ExitCode::FAILURE;
+    }
+    let config = CoordinatorConfig {
+        scenario: args.scenario,
+        domain: args.domain,
+        qos: args.qos,
+        frames: args.frames,
+        duration: args.duration,
+        mode: args.mode,
+        exchange: args.exchange,
+        state_log: args.state_log,
+        startup_timeout: Duration::from_secs_f64(args.startup_timeout),
+        progress: true,
+    };
+    match run(&config, stop) {
+        Ok(summary) => {
+            let (p50, p99) = summary.barrier_percentiles();
+            println!(
+                "done: {} frames in {:.2} s ({:.0} frames/s); barrier p50 {:.0} us, p99 {:.0} us",
+                summary.frames,
+                summary.wall.as_secs_f64(),
+                summary.frames_per_second(),
+                p50,
+                p99
+            );
+            if args.result_line {
+                println!(
+                    "RESULT frames={} seconds={:.6} fps={:.3} barrier_p50_us={:.1} barrier_p99_us={:.1}",
+                    summary.frames,
+                    summary.wall.as_secs_f64(),
+                    summary.frames_per_second(),
+                    p50,
+                    p99
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

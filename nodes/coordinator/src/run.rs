@@ -1,0 +1,564 @@
+//! The coordinator's loop: registry, clock (lockstep barrier or wall-clock pace), relay of
+//! states, world commands, state log and progress.
+//!
+//! Frame 0 is a handshake: Tick 0 is repeated every [`HANDSHAKE_PERIOD`] until every agent
+//! answered FrameDone 0 (an agent does so once it holds every peer's frame-0 state), because
+//! discovery matching says nothing about when a first sample will get through.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use convoy_core::dds::{Node, Publisher, Subscriber, WaitSet};
+use convoy_core::messages::{
+    AgentState, FrameDone, NodeRole, NodeStatus, ReplyStatus, Tick, WorldCommandKind, WorldReply,
+    WorldRequest,
+};
+use convoy_core::qos::{QosSet, QosSpec};
+use convoy_core::scenario::{ClockMode, Exchange, Scenario, StepMode};
+use convoy_core::status::StatusBeacon;
+use convoy_core::topics::{self, TopicClass};
+use convoy_core::world::check_command;
+
+use crate::barrier::{agent_node_id, agent_of_node, Barrier};
+use crate::registry::Registry;
+
+/// How often Tick 0 is repeated until every agent answered it.
+const HANDSHAKE_PERIOD: Duration = Duration::from_millis(20);
+/// The longest the loop blocks without looking at leases, commands and the stop flag.
+const HOUSEKEEPING: Duration = Duration::from_millis(5);
+/// Node id of the coordinator.
+pub const NODE_ID: &str = "coordinator";
+
+/// What a coordinator run is told (command line or `convoy run`).
+#[derive(Debug, Clone)]
+pub struct CoordinatorConfig {
+    pub scenario: PathBuf,
+    pub domain: u32,
+    pub qos: Option<QosSpec>,
+    /// Stop after this many frames (after frame 0).
+    pub frames: Option<u64>,
+    /// Stop after this much simulated time, seconds.
+    pub duration: Option<f64>,
+    pub mode: Option<ClockMode>,
+    pub exchange: Option<Exchange>,
+    pub state_log: Option<PathBuf>,
+    /// How long to wait for every agent to register and answer Tick 0.
+    pub startup_timeout: Duration,
+    /// Print a progress line every second.
+    pub progress: bool,
+}
+
+/// What a finished run measured.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub frames: u64,
+    pub wall: Duration,
+    /// Tick written -> barrier complete, per frame, in microseconds (sync mode).
+    pub barrier_us: Vec<f64>,
+    pub members_left: Vec<String>,
+}
+
+impl RunSummary {
+    pub fn frames_per_second(&self) -> f64 {
+        self.frames as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// (p50, p99) of the barrier latency, microseconds.
+    pub fn barrier_percentiles(&self) -> (f64, f64) {
+        let mut v = self.barrier_us.clone();
+        v.sort_by(f64::total_cmp);
+        let at = |p: f64| {
+            if v.is_empty() {
+                return f64::NAN;
+            }
+            let rank = (p * v.len() as f64).ceil() as usize;
+            v[rank.clamp(1, v.len()) - 1]
+        };
+        (at(0.5), at(0.99))
+    }
+}
+
+struct Endpoints {
+    clock: Publisher<Tick>,
+    done: Subscriber<FrameDone>,
+    nodes: Subscriber<NodeStatus>,
+    requests: Subscriber<WorldRequest>,
+    replies: Publisher<WorldReply>,
+    states: Vec<(String, Subscriber<AgentState>)>,
+    beacon: StatusBeacon,
+    waitset: WaitSet,
+}
+
+struct Coordinator {
+    scenario: Scenario,
+    mode: ClockMode,
+    exchange: Exchange,
+    io: Endpoints,
+    registry: Registry,
+    members: Vec<String>,
+    /// Latest state of every agent (world get_state, progress).
+    latest: BTreeMap<String, AgentState>,
+    /// Relay: frame -> agent -> state, kept for the frames still needed.
+    book: BTreeMap<u64, BTreeMap<String, AgentState>>,
+    state_log: Option<std::io::BufWriter<std::fs::File>>,
+    paused: bool,
+    frame: u64,
+    left: Vec<String>,
+    stop: Arc<AtomicBool>,
+}
+
+pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSummary> {
+    let scenario = Scenario::load(&config.scenario)?;
+    let mut scenario = scenario;
+    if let Some(mode) = config.mode {
+        scenario.scenario.mode = mode;
+    }
+    if let Some(exchange) = config.exchange {
+        scenario.scenario.exchange = exchange;
+    }
+    scenario
+        .validate()
+        .map_err(|(_, message)| anyhow::anyhow!("{}: {message}", config.scenario.display()))?;
+    if !scenario.deterministic() {
+        tracing::warn!(
+            "mode {:?} with {:?} steps: this run is not reproducible (determinism needs sync + fixed)",
+            scenario.scenario.mode,
+            scenario.scenario.step
+        );
+    }
+    let qos = Arc::new(match &config.qos {
+        Some(spec) => QosSet::load(spec)?,
+        None => QosSet::builtin(),
+    });
+    let node = Node::new(config.domain, NODE_ID, qos)?;
+    let mut io = Endpoints {
+        clock: node.publisher(topics::CLOCK, TopicClass::Clock)?,
+        done: node.subscriber(topics::FRAME_DONE, TopicClass::Barrier)?,
+        nodes: node.subscriber(topics::NODES, TopicClass::Status)?,
+        requests: node.subscriber(topics::WORLD_REQUEST, TopicClass::World)?,
+        replies: node.publisher(topics::WORLD_REPLY, TopicClass::World)?,
+        states: Vec::new(),
+        beacon: StatusBeacon::new(&node, NodeRole::Coordinator)?,
+        waitset: WaitSet::new().context("cannot create a wait set")?,
+    };
+    for id in scenario.agent_ids() {
+        let sub = node.subscriber(&topics::agent_state(&id), TopicClass::State)?;
+        io.states.push((id, sub));
+    }
+    io.done.attach(&mut io.waitset)?;
+    io.nodes.attach(&mut io.waitset)?;
+    io.requests.attach(&mut io.waitset)?;
+    for (_, sub) in io.states.iter_mut() {
+        sub.attach(&mut io.waitset)?;
+    }
+    let state_log = match &config.state_log {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create state log {}", path.display()))?,
+        )),
+        None => None,
+    };
+    let mut c = Coordinator {
+        mode: scenario.scenario.mode,
+        exchange: scenario.scenario.exchange,
+        members: scenario.agent_ids(),
+        scenario,
+        io,
+        registry: Registry::default(),
+        latest: BTreeMap::new(),
+        book: BTreeMap::new(),
+        state_log,
+        paused: false,
+        frame: 0,
+        left: Vec::new(),
+        stop,
+    };
+    c.startup(config.startup_timeout)?;
+    let summary = c.run_frames(config)?;
+    c.finish()?;
+    Ok(summary)
+}
+
+impl Coordinator {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn relay(&self) -> bool {
+        self.exchange == Exchange::Relay && self.mode == ClockMode::Sync
+    }
+
+    /// Waits for every agent to register, then repeats Tick 0 until all answered.
+    fn startup(&mut self, timeout: Duration) -> Result<()> {
+        let started = Instant::now();
+        let mut announced = Instant::now() - Duration::from_secs(10);
+        loop {
+            self.service(HOUSEKEEPING)?;
+            let missing: Vec<String> = self
+                .members
+                .iter()
+                .filter(|a| !self.registry.contains(&agent_node_id(a)))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                break;
+            }
+            if self.stopped() {
+                bail!("stopped while waiting for agents");
+            }
+            if started.elapsed() > timeout {
+                bail!(
+                    "agents never registered within {timeout:?}: {} (are they running, on the \
+                     same domain id?)",
+                    missing.join(", ")
+                );
+            }
+            if announced.elapsed() > Duration::from_secs(1) {
+                announced = Instant::now();
+                println!("waiting for agents: {}", missing.join(", "));
+            }
+        }
+        println!("all {} agents registered", self.members.len());
+        let mut barrier = Barrier::new(0, &self.members, self.relay(), Instant::now());
+        let mut last_tick = Instant::now() - HANDSHAKE_PERIOD;
+        while !barrier.complete() {
+            if last_tick.elapsed() >= HANDSHAKE_PERIOD {
+                last_tick = Instant::now();
+                self.io.clock.write(self.tick(0))?;
+            }
+            self.service_barrier(&mut barrier, HANDSHAKE_PERIOD.min(HOUSEKEEPING))?;
+            if self.stopped() {
+                bail!("stopped during the frame-0 handshake");
+            }
+            if started.elapsed() > timeout {
+                bail!(
+                    "frame 0 handshake incomplete after {timeout:?}: still waiting for {}",
+                    barrier.owed().join(", ")
+                );
+            }
+        }
+        println!("frame 0: every agent holds every peer's initial state");
+        Ok(())
+    }
+
+    fn tick(&self, frame: u64) -> Tick {
+        let dt_ns = self.scenario.dt_ns();
+        let states = if self.relay() && frame > 0 {
+            self.book
+                .get(&(frame - 1))
+                .map(|by_agent| {
+                    self.members
+                        .iter()
+                        .filter_map(|a| by_agent.get(a).cloned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Tick {
+            frame,
+            sim_time_ns: frame as i64 * dt_ns,
+            dt_ns,
+            paused: self.paused,
+            agents: self.members.clone(),
+            states,
+        }
+    }
+
+    fn last_frame(&self, config: &CoordinatorConfig) -> u64 {
+        let by_duration = config
+            .duration
+            .map(|d| (d / self.scenario.scenario.dt).round() as u64);
+        match (config.frames, by_duration) {
+            (Some(f), Some(d)) => f.min(d),
+            (Some(f), None) => f,
+            (None, Some(d)) => d,
+            (None, None) => u64::MAX,
+        }
+    }
+
+    fn run_frames(&mut self, config: &CoordinatorConfig) -> Result<RunSummary> {
+        let last = self.last_frame(config);
+        let started = Instant::now();
+        let mut barrier_us = Vec::new();
+        let mut last_progress = Instant::now();
+        let mut progress_frame = 0;
+        let dt = self.scenario.scenario.dt;
+        let rtf = self.scenario.scenario.real_time_factor;
+        let mut next_wall = Instant::now();
+        let mut sim_time_ns: i64 = 0;
+        let mut last_tick_wall = Instant::now();
+        while self.frame < last && !self.stopped() {
+            if self.paused {
+                self.service(HOUSEKEEPING)?;
+                next_wall = Instant::now();
+                continue;
+            }
+            let frame = self.frame + 1;
+            let mut tick = self.tick(frame);
+            match self.mode {
+                ClockMode::Sync => {
+                    let written = Instant::now();
+                    self.io.clock.write(tick)?;
+                    let mut barrier = Barrier::new(frame, &self.members, self.relay(), written);
+                    while !barrier.complete() && !self.stopped() {
+                        self.service_barrier(&mut barrier, HOUSEKEEPING)?;
+                    }
+                    barrier_us.push(written.elapsed().as_secs_f64() * 1e6);
+                }
+                ClockMode::Async => {
+                    // Wall-clock pace: frame N is due dt / rtf after frame N-1.
+                    while Instant::now() < next_wall && !self.stopped() {
+                        let left = next_wall.saturating_duration_since(Instant::now());
+                        self.service(left.min(HOUSEKEEPING))?;
+                    }
+                    let now = Instant::now();
+                    if self.scenario.scenario.step == StepMode::Variable {
+                        let wall = now.saturating_duration_since(last_tick_wall).as_secs_f64();
+                        tick.dt_ns = (wall * rtf * 1e9).round().max(1.0) as i64;
+                    }
+                    last_tick_wall = now;
+                    sim_time_ns += tick.dt_ns;
+                    tick.sim_time_ns = sim_time_ns;
+                    self.io.clock.write(tick)?;
+                    next_wall += Duration::from_secs_f64(dt / rtf);
+                    self.service(Duration::ZERO)?;
+                }
+            }
+            self.frame = frame;
+            // Relay needs frame N's states for Tick N+1 only.
+            self.book = self.book.split_off(&frame);
+            if config.progress && last_progress.elapsed() >= Duration::from_secs(1) {
+                let wall = last_progress.elapsed().as_secs_f64();
+                let frames = frame - progress_frame;
+                println!(
+                    "frame {frame}  sim {:.2} s  {:.0} frames/s  rtf {:.2}x  agents {}",
+                    frame as f64 * dt,
+                    frames as f64 / wall,
+                    frames as f64 * dt / wall,
+                    self.members.len()
+                );
+                last_progress = Instant::now();
+                progress_frame = frame;
+            }
+        }
+        Ok(RunSummary {
+            frames: self.frame,
+            wall: started.elapsed(),
+            barrier_us,
+            members_left: self.left.clone(),
+        })
+    }
+
+    /// Drains the last frame's states into the log (bounded), then flushes it.
+    fn finish(&mut self) -> Result<()> {
+        if self.state_log.is_some() {
+            let until = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < until {
+                let have = self
+                    .members
+                    .iter()
+                    .all(|a| self.latest.get(a).is_some_and(|s| s.frame >= self.frame));
+                if have {
+                    break;
+                }
+                self.service(HOUSEKEEPING)?;
+            }
+        }
+        if let Some(log) = self.state_log.as_mut() {
+            log.flush().context("cannot write the state log")?;
+        }
+        Ok(())
+    }
+
+    /// One round of waiting and handling everything that arrived, feeding `barrier`.
+    fn service_barrier(&mut self, barrier: &mut Barrier, wait: Duration) -> Result<()> {
+        self.io.waitset.wait(wait);
+        for done in self.io.done.take(256) {
+            barrier.frame_done(&done.value.node_id, done.value.frame);
+        }
+        let arrived = self.drain_states()?;
+        for (agent, frame) in arrived {
+            barrier.state(&agent, frame);
+        }
+        self.housekeeping(Some(barrier))
+    }
+
+    /// One round of waiting and handling everything but the barrier.
+    fn service(&mut self, wait: Duration) -> Result<()> {
+        if !wait.is_zero() {
+            self.io.waitset.wait(wait);
+        }
+        // FrameDone outside a barrier (startup, async) carries nothing to act on.
+        let _ = self.io.done.take(256);
+        self.drain_states()?;
+        self.housekeeping(None)
+    }
+
+    fn drain_states(&mut self) -> Result<Vec<(String, u64)>> {
+        let mut arrived = Vec::new();
+        let relay = self.relay();
+        for (agent, sub) in self.io.states.iter_mut() {
+            for s in sub.take(256) {
+                let state = s.value;
+                if state.agent_id != *agent {
+                    tracing::warn!("state of '{}' on {}'s topic ignored", state.agent_id, agent);
+                    continue;
+                }
+                if let Some(log) = self.state_log.as_mut() {
+                    writeln!(log, "{}", state_log_line(&state))
+                        .context("cannot write the state log")?;
+                }
+                arrived.push((agent.clone(), state.frame));
+                if relay {
+                    self.book
+                        .entry(state.frame)
+                        .or_default()
+                        .insert(agent.clone(), state.clone());
+                }
+                if self
+                    .latest
+                    .get(agent)
+                    .is_none_or(|l| l.frame <= state.frame)
+                {
+                    self.latest.insert(agent.clone(), state);
+                }
+            }
+        }
+        Ok(arrived)
+    }
+
+    fn housekeeping(&mut self, mut barrier: Option<&mut Barrier>) -> Result<()> {
+        let now = Instant::now();
+        for status in self.io.nodes.take(256) {
+            let status = status.value;
+            if self.registry.seen(status.clone(), now) {
+                tracing::info!("node {} ({:?}) registered", status.node_id, status.role);
+            }
+        }
+        let lease = Duration::from_secs_f64(self.scenario.scenario.lease);
+        for gone in self.registry.expire(now, lease) {
+            let id = gone.status.node_id;
+            let Some(agent) = agent_of_node(&id) else {
+                println!("node {id} left (no status for {lease:?})");
+                continue;
+            };
+            if let Some(pos) = self.members.iter().position(|m| m == agent) {
+                self.members.remove(pos);
+                self.left.push(agent.to_string());
+                if let Some(b) = barrier.as_deref_mut() {
+                    b.remove_member(agent);
+                }
+                println!(
+                    "agent {agent} left the run at frame {} (no status for {lease:?}); {} agents go on",
+                    self.frame,
+                    self.members.len()
+                );
+            }
+        }
+        if let Some(b) = barrier.as_deref_mut() {
+            let timeout = Duration::from_secs_f64(self.scenario.scenario.barrier_timeout);
+            for late in b.newly_late(now, timeout) {
+                println!(
+                    "barrier: frame {}: {late} has not finished after {:.1} s (barrier_timeout {} s); waiting",
+                    b.frame,
+                    b.elapsed(now).as_secs_f64(),
+                    self.scenario.scenario.barrier_timeout
+                );
+            }
+        }
+        for request in self.io.requests.take(64) {
+            self.answer(request.value)?;
+        }
+        self.io.beacon.beat()?;
+        Ok(())
+    }
+
+    fn reply(&self, request: &WorldRequest, status: ReplyStatus, message: String) -> Result<()> {
+        self.io.replies.write(WorldReply {
+            request_id: request.request_id.clone(),
+            status,
+            message,
+            states: Vec::new(),
+        })?;
+        Ok(())
+    }
+
+    fn answer(&mut self, request: WorldRequest) -> Result<()> {
+        if let Err(reason) = check_command(&self.scenario, &request.command) {
+            return self.reply(&request, ReplyStatus::Failed, reason);
+        }
+        let agent = request.command.agent_id.clone();
+        match request.command.kind {
+            WorldCommandKind::Pause => {
+                self.paused = true;
+                // Tell everyone the clock stands (same frame, paused).
+                self.io.clock.write(self.tick(self.frame))?;
+                self.reply(
+                    &request,
+                    ReplyStatus::Success,
+                    format!("paused at frame {}", self.frame),
+                )
+            }
+            WorldCommandKind::Resume => {
+                self.paused = false;
+                self.reply(
+                    &request,
+                    ReplyStatus::Success,
+                    format!("resumed at frame {}", self.frame),
+                )
+            }
+            WorldCommandKind::GetState => {
+                let states: Vec<AgentState> = self
+                    .latest
+                    .values()
+                    .filter(|s| agent.is_empty() || s.agent_id == agent)
+                    .cloned()
+                    .collect();
+                self.io.replies.write(WorldReply {
+                    request_id: request.request_id.clone(),
+                    status: ReplyStatus::Success,
+                    message: format!("{} states at frame {}", states.len(), self.frame),
+                    states,
+                })?;
+                Ok(())
+            }
+            WorldCommandKind::Teleport | WorldCommandKind::SetControl => {
+                if !self.members.contains(&agent) {
+                    return self.reply(
+                        &request,
+                        ReplyStatus::Failed,
+                        format!("agent '{agent}' is not running"),
+                    );
+                }
+                self.reply(
+                    &request,
+                    ReplyStatus::Pending,
+                    format!("forwarded to agent/{agent}"),
+                )
+            }
+        }
+    }
+}
+
+/// One line of `--state-log`: what a user plots or compares between runs.
+pub fn state_log_line(s: &AgentState) -> String {
+    let v = |v: &convoy_core::messages::Vec3| [v.x, v.y, v.z];
+    let q = s.pose.orientation;
+    serde_json::json!({
+        "frame": s.frame,
+        "sim_time_ns": s.stamp_ns,
+        "agent": s.agent_id,
+        "position": v(&s.pose.position),
+        "orientation": [q.x, q.y, q.z, q.w],
+        "linear_velocity": v(&s.twist.linear),
+        "angular_velocity": v(&s.twist.angular),
+    })
+    .to_string()
+}

@@ -1,0 +1,86 @@
+//! Every node's presence on `convoy/nodes`: a NodeStatus written at start and then every
+//! [`BEAT`], so the coordinator's registry sees it alive; silence past the scenario's lease
+//! means the node is gone (a killed process stops beating at once).
+
+use std::time::{Duration, Instant};
+
+use crate::dds::{EndpointError, Node, PublishError, Publisher};
+use crate::messages::{Counter, NodeRole, NodeStatus};
+use crate::topics::{self, TopicClass};
+
+/// How often a node repeats its status. Well inside the default 2 s lease.
+pub const BEAT: Duration = Duration::from_millis(250);
+
+pub struct StatusBeacon {
+    publisher: Publisher<NodeStatus>,
+    status: NodeStatus,
+    last: Option<Instant>,
+}
+
+impl StatusBeacon {
+    pub fn new(node: &Node, role: NodeRole) -> Result<StatusBeacon, EndpointError> {
+        Ok(StatusBeacon {
+            publisher: node.publisher(topics::NODES, TopicClass::Status)?,
+            status: NodeStatus {
+                node_id: node.node_id().to_string(),
+                role,
+                host: hostname(),
+                capacity: 1.0,
+                load: 0.0,
+                counters: Vec::new(),
+            },
+            last: None,
+        })
+    }
+
+    /// Sets a counter reported with the next beat.
+    pub fn set_counter(&mut self, name: &str, value: u64) {
+        match self.status.counters.iter_mut().find(|c| c.name == name) {
+            Some(c) => c.value = value,
+            None => self.status.counters.push(Counter {
+                name: name.to_string(),
+                value,
+            }),
+        }
+    }
+
+    /// Writes the status when a beat is due; cheap to call every loop iteration.
+    pub fn beat(&mut self) -> Result<(), PublishError> {
+        let now = Instant::now();
+        if self.last.is_some_and(|last| now - last < BEAT) {
+            return Ok(());
+        }
+        self.last = Some(now);
+        self.publisher.write(self.status.clone())
+    }
+}
+
+/// This machine's name, for NodeStatus.host.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Log set-up shared by every convoy binary (logs to stderr): RUST_LOG wins; otherwise
+/// `default_level` for convoy and `error` for rustdds, which is chatty at info.
+pub fn init_logging(default_level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("{default_level},rustdds=error"))
+    });
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        // Colour codes only on a terminal: node output is often piped and prefixed.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+/// A flag that SIGINT or SIGTERM sets: every node's loop checks it and stops cleanly.
+pub fn stop_flag() -> std::io::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, std::sync::Arc::clone(&stop))?;
+    }
+    Ok(stop)
+}

@@ -1,0 +1,356 @@
+//! Agents and coordinator as separate processes: lockstep determinism, peer vs relay,
+//! async mode, late and dead agents, crashes felt by both sides, world commands.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use convoy_tests::{
+    domain, processes_on_domain, read_state_log, repo_root, run_with_timeout, wait_for_line,
+    wait_until, watchdog, workspace_bin, ChildGuard,
+};
+
+const RUN_LIMIT: Duration = Duration::from_secs(240);
+
+fn convoy() -> Command {
+    let mut cmd = Command::new(workspace_bin("convoy"));
+    cmd.current_dir(repo_root());
+    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
+    cmd
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = convoy_tests::profile_dir().join("test-lockstep");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// `convoy run` to completion; returns its output.
+fn run_scenario(domain: u32, scenario: &str, extra: &[&str], log: &Path) -> String {
+    let (ok, out, err) = run_with_timeout(
+        convoy()
+            .args(["--domain", &domain.to_string(), "run", scenario])
+            .args(extra)
+            .arg("--state-log")
+            .arg(log),
+        RUN_LIMIT,
+    );
+    assert!(ok, "convoy run {scenario} {extra:?} failed:\n{out}\n{err}");
+    assert!(
+        processes_on_domain(domain).is_empty(),
+        "nodes left behind: {:?}",
+        processes_on_domain(domain)
+    );
+    out
+}
+
+#[test]
+fn lockstep_runs_are_bit_identical_and_peer_equals_relay() {
+    watchdog("determinism", Duration::from_secs(600));
+    let frames = "300";
+    let scenario = "launch/scenarios/sixteen_cars.toml";
+    let a = scratch("peer_a.jsonl");
+    let b = scratch("peer_b.jsonl");
+    let r = scratch("relay.jsonl");
+    let out = run_scenario(domain::LOCKSTEP_PEER_A, scenario, &["--frames", frames], &a);
+    assert!(out.contains("done: 300 frames"), "{out}");
+    run_scenario(domain::LOCKSTEP_PEER_B, scenario, &["--frames", frames], &b);
+    run_scenario(
+        domain::LOCKSTEP_RELAY,
+        scenario,
+        &["--frames", frames, "--exchange", "relay"],
+        &r,
+    );
+    let a = read_state_log(&a);
+    let b = read_state_log(&b);
+    let r = read_state_log(&r);
+    // Every agent at every frame 0..=300, as received over DDS.
+    assert_eq!(a.len(), 16 * 301, "states missing from the first run's log");
+    let moved = a
+        .iter()
+        .filter(|((f, _), _)| *f == 300)
+        .zip(a.iter().filter(|((f, _), _)| *f == 0))
+        .all(|((_, end), (_, start))| end["position"] != start["position"]);
+    assert!(moved, "cars did not move");
+    for (name, other) in [("second peer run", &b), ("relay run", &r)] {
+        assert_eq!(a.len(), other.len(), "{name}: different number of states");
+        for (key, state) in &a {
+            assert_eq!(
+                Some(state),
+                other.get(key),
+                "{name} differs at frame {} agent {}",
+                key.0,
+                key.1
+            );
+        }
+    }
+}
+
+#[test]
+fn async_mode_runs_at_wall_clock_pace() {
+    watchdog("async", Duration::from_secs(300));
+    let log = scratch("async.jsonl");
+    let out = run_scenario(
+        domain::LOCKSTEP_ASYNC,
+        "launch/scenarios/two_cars.toml",
+        &["--mode", "async", "--duration", "1.5"],
+        &log,
+    );
+    assert!(out.contains("done: 150 frames"), "{out}");
+    let states = read_state_log(&log);
+    assert!(states.keys().any(|(_, a)| a == "ego") && states.keys().any(|(_, a)| a == "car_2"));
+    assert!(states.len() > 20, "only {} states", states.len());
+}
+
+const THREE_CARS: &str = r#"
+[scenario]
+name = "three_cars"
+dt = 0.01
+barrier_timeout = 0.5
+lease = 2.0
+
+[[agents]]
+id = "a"
+start = { x = 0.0, y = 0.0 }
+controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 0.0], [400.0, 0.0]] }
+
+[[agents]]
+id = "b"
+start = { x = 0.0, y = 10.0 }
+controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 10.0], [400.0, 10.0]] }
+
+[[agents]]
+id = "c"
+start = { x = 0.0, y = 20.0 }
+controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 20.0], [400.0, 20.0]] }
+"#;
+
+fn node_cmd(bin: &str, scenario: &Path, domain: u32) -> Command {
+    let mut cmd = Command::new(workspace_bin(bin));
+    cmd.arg(scenario)
+        .args(["--domain", &domain.to_string()])
+        .env("RUST_LOG", "info,rustdds=error")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Lines of a node's stdout and stderr together.
+fn all_lines(guard: &mut ChildGuard) -> std::sync::mpsc::Receiver<String> {
+    let rx = guard.stdout_lines();
+    let err = guard.child.stderr.take().expect("piped stderr");
+    let (tx, merged) = std::sync::mpsc::channel();
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        for line in rx {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            if tx2.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    merged
+}
+
+#[test]
+fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
+    watchdog("stall and death", Duration::from_secs(300));
+    let scenario = scratch("three_cars.toml");
+    std::fs::write(&scenario, THREE_CARS).expect("write scenario");
+    let d = domain::LOCKSTEP_STALL;
+    let mut coordinator = ChildGuard::spawn(
+        "coordinator",
+        node_cmd("convoy-coordinator", &scenario, d).args(["--frames", "100000"]),
+    );
+    let coord_lines = all_lines(&mut coordinator);
+    let mut a = ChildGuard::spawn(
+        "agent a",
+        node_cmd("convoy-agent", &scenario, d).args(["--id", "a"]),
+    );
+    let a_lines = all_lines(&mut a);
+    let _b = ChildGuard::spawn(
+        "agent b",
+        node_cmd("convoy-agent", &scenario, d).args([
+            "--id",
+            "b",
+            "--stall-at-frame",
+            "50",
+            "--stall-seconds",
+            "1.2",
+        ]),
+    );
+    let mut c = ChildGuard::spawn(
+        "agent c",
+        node_cmd("convoy-agent", &scenario, d).args(["--id", "c"]),
+    );
+
+    let limit = Duration::from_secs(60);
+    wait_for_line(&coord_lines, limit, "the stall report", |l| {
+        l.contains("barrier: frame 50: agent/b has not finished")
+    });
+    wait_for_line(&coord_lines, limit, "progress after the stall", |l| {
+        l.starts_with("frame ")
+            && l.split_whitespace()
+                .nth(1)
+                .and_then(|f| f.parse::<u64>().ok())
+                .is_some_and(|f| f > 60)
+    });
+
+    // Kill c outright: no goodbye, its status just stops.
+    let _ = c.child.kill();
+    let _ = c.child.wait();
+    wait_for_line(&coord_lines, limit, "c leaving", |l| {
+        l.contains("agent c left the run")
+    });
+    wait_for_line(&a_lines, limit, "c's zombie removed from a's world", |l| {
+        l.contains("zombies now") && l.contains("\"b\"") && !l.contains("\"c\"")
+    });
+    // The run goes on without c.
+    let mut frames_after = 0;
+    wait_until("frames after c left", limit, || {
+        while let Ok(l) = coord_lines.try_recv() {
+            if l.starts_with("frame ") {
+                frames_after += 1;
+            }
+        }
+        frames_after >= 2
+    });
+    drop(coordinator);
+    drop(a);
+    drop(_b);
+    wait_until("no node left", Duration::from_secs(10), || {
+        processes_on_domain(d).is_empty()
+    });
+}
+
+#[test]
+fn a_head_on_crash_is_felt_by_both_agents() {
+    watchdog("crash", Duration::from_secs(300));
+    let log = scratch("head_on.jsonl");
+    run_scenario(
+        domain::LOCKSTEP_CRASH,
+        "launch/scenarios/head_on.toml",
+        &["--duration", "6"],
+        &log,
+    );
+    let states = read_state_log(&log);
+    let agents: Vec<String> = {
+        let mut a: Vec<String> = states.keys().map(|(_, a)| a.clone()).collect();
+        a.sort();
+        a.dedup();
+        a
+    };
+    assert_eq!(agents.len(), 2, "{agents:?}");
+    let x = |v: &serde_json::Value| v["position"][0].as_f64().expect("x");
+    let vx = |v: &serde_json::Value| v["linear_velocity"][0].as_f64().expect("vx");
+    let last = states.keys().map(|(f, _)| *f).max().expect("frames");
+    let mut min_gap = f64::MAX;
+    let mut speed_before = [0.0f64; 2];
+    let mut reversed = [false; 2];
+    for frame in 0..=last {
+        let (Some(s0), Some(s1)) = (
+            states.get(&(frame, agents[0].clone())),
+            states.get(&(frame, agents[1].clone())),
+        ) else {
+            continue;
+        };
+        min_gap = min_gap.min((x(s0) - x(s1)).abs());
+        for (i, s) in [s0, s1].into_iter().enumerate() {
+            let v = vx(s).abs();
+            if frame < 50 || v > speed_before[i] {
+                speed_before[i] = speed_before[i].max(v);
+            }
+        }
+        // Each heads toward the other; after the impact each moves away or stands.
+        if frame > 10 {
+            let toward0 = vx(s0) * (x(s1) - x(s0)).signum();
+            let toward1 = vx(s1) * (x(s0) - x(s1)).signum();
+            reversed[0] |= toward0 < 0.5;
+            reversed[1] |= toward1 < 0.5;
+        }
+    }
+    // Half lengths 2.25 + 2.25: the boxes touch at 4.5 m; they never pass through.
+    assert!(
+        min_gap > 4.0,
+        "the cars interpenetrated: closest {min_gap:.2} m"
+    );
+    assert!(
+        speed_before.iter().all(|v| *v > 3.0),
+        "they never drove: {speed_before:?}"
+    );
+    assert!(
+        reversed.iter().all(|r| *r),
+        "a car did not feel the crash: {reversed:?}"
+    );
+}
+
+#[test]
+fn world_commands_answer_with_request_ids() {
+    watchdog("world commands", Duration::from_secs(300));
+    let d = domain::WORLD_COMMANDS;
+    let mut run = ChildGuard::spawn(
+        "convoy run",
+        convoy()
+            .args([
+                "--domain",
+                &d.to_string(),
+                "run",
+                "launch/scenarios/two_cars.toml",
+                "--duration",
+                "100000",
+            ])
+            .stdout(Stdio::piped()),
+    );
+    let lines = run.stdout_lines();
+    wait_for_line(&lines, Duration::from_secs(60), "the first frames", |l| {
+        l.contains("] frame ")
+    });
+    let world = |args: &[&str]| {
+        run_with_timeout(
+            convoy()
+                .args(["--domain", &d.to_string(), "world", "--timeout", "20"])
+                .args(args),
+            Duration::from_secs(60),
+        )
+    };
+    let (ok, out, err) = world(&["teleport", "ego", "10", "-3", "--yaw", "1.0"]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("pending: forwarded to agent/ego") || out.contains("success"),
+        "{out}"
+    );
+    assert!(out.contains("success: ego teleported"), "{out}");
+
+    for (args, expected) in [
+        (&["teleport", "nope", "1", "2"][..], "unknown agent 'nope'"),
+        (&["teleport", "ego", "NaN", "0"][..], "non-finite"),
+        (&["teleport", "ego", "100000", "0"][..], "off the map"),
+        (&["control", "ego", "--throttle", "2"][..], "out of range"),
+    ] {
+        let (ok, out, err) = world(args);
+        assert!(!ok, "world {args:?} succeeded: {out}");
+        assert!(err.contains(expected), "world {args:?}: {err}");
+    }
+
+    let (ok, out, err) = world(&["pause"]);
+    assert!(ok && out.contains("success: paused at frame"), "{out}{err}");
+    let (ok, out, err) = world(&["state", "ego"]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("ego frame"), "{out}");
+    let (ok, out, err) = world(&["resume"]);
+    assert!(ok && out.contains("success: resumed"), "{out}{err}");
+    let status = run.terminate(Duration::from_secs(10));
+    assert!(status.is_some(), "convoy run did not stop on SIGTERM");
+    wait_until("no node left", Duration::from_secs(10), || {
+        processes_on_domain(d).is_empty()
+    });
+}
