@@ -150,7 +150,7 @@ impl Path {
         best
     }
 
-    /// The segments within [-SEARCH_BEHIND, SEARCH_AHEAD] metres of segment `from`.
+    /// The segments from SEARCH_BEHIND metres before segment `from` to SEARCH_AHEAD metres after.
     fn window(&self, from: usize) -> Vec<usize> {
         let n = self.segments();
         let mut out = Vec::new();
@@ -177,15 +177,12 @@ impl Path {
             i = prev;
         }
         out.reverse();
-        // From `from` on.
+        // `from` itself, then SEARCH_AHEAD metres of the segments after it (however long
+        // `from` is, the car may be near its end).
+        out.push(from);
         let mut ahead = 0.0;
         let mut i = from;
-        while out.len() < n {
-            out.push(i);
-            ahead += seg_len(i);
-            if ahead >= SEARCH_AHEAD {
-                break;
-            }
+        while ahead < SEARCH_AHEAD && out.len() < n {
             i += 1;
             if i == n {
                 if !self.looped {
@@ -196,6 +193,8 @@ impl Path {
             if i == from {
                 break;
             }
+            out.push(i);
+            ahead += seg_len(i);
         }
         out
     }
@@ -236,8 +235,7 @@ fn dist(a: [f64; 2], b: [f64; 2]) -> f64 {
 /// Steering aims the rear axle at the path point one look-ahead distance further along (the
 /// rear axle is where the bicycle model's path curvature is exact: on a circle pure pursuit
 /// then holds the circle). Speed: `speed`, lowered in curves to keep lateral acceleration near
-/// [`MAX_LATERAL_ACCEL`], and on an open path ramped down to stop at its end, where the car
-/// holds the brake.
+/// 4 m/s², and on an open path ramped down to stop at its end, where the car holds the brake.
 #[derive(Debug, Clone)]
 pub struct WaypointFollower {
     path: Path,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
-use convoy_core::dds::{Node, Publisher, Subscriber, WaitSet};
+use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
     AgentState, Control, FrameDone, NodeRole, ReplyStatus, Tick, WorldCommandKind, WorldReply,
     WorldRequest,
@@ -52,8 +52,11 @@ struct Io {
     control: Subscriber<Control>,
     requests: Subscriber<WorldRequest>,
     /// Peer exchange: every other agent's state topic, in agent-id order.
-    peers: Vec<(String, Subscriber<AgentState>)>,
+    peers: Vec<(String, Subscriber<AgentState>, ReaderToken)>,
     waitset: WaitSet,
+    clock_token: ReaderToken,
+    control_token: ReaderToken,
+    requests_token: ReaderToken,
 }
 
 struct Agent {
@@ -112,18 +115,19 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
         requests: node.subscriber(topics::WORLD_REQUEST, TopicClass::World)?,
         peers: Vec::new(),
         waitset: WaitSet::new().context("cannot create a wait set")?,
+        clock_token: ReaderToken::default(),
+        control_token: ReaderToken::default(),
+        requests_token: ReaderToken::default(),
     };
+    io.clock_token = io.clock.attach(&mut io.waitset)?;
+    io.control_token = io.control.attach(&mut io.waitset)?;
+    io.requests_token = io.requests.attach(&mut io.waitset)?;
     if peer_mode {
         for other in scenario.agent_ids().into_iter().filter(|a| *a != id) {
-            let sub = node.subscriber(&topics::agent_state(&other), TopicClass::State)?;
-            io.peers.push((other, sub));
+            let mut sub = node.subscriber(&topics::agent_state(&other), TopicClass::State)?;
+            let token = sub.attach(&mut io.waitset)?;
+            io.peers.push((other, sub, token));
         }
-    }
-    io.clock.attach(&mut io.waitset)?;
-    io.control.attach(&mut io.waitset)?;
-    io.requests.attach(&mut io.waitset)?;
-    for (_, sub) in io.peers.iter_mut() {
-        sub.attach(&mut io.waitset)?;
     }
     let world = AgentWorld::new(&scenario, &id).map_err(|e| anyhow!("agent '{id}': {e}"))?;
     let mut agent = Agent {
@@ -160,7 +164,11 @@ impl Agent {
 
     /// Takes everything that arrived.
     fn service(&mut self) -> Result<()> {
-        for (peer, sub) in self.io.peers.iter_mut() {
+        let waitset = &self.io.waitset;
+        for (peer, sub, token) in self.io.peers.iter_mut() {
+            if !waitset.ready(*token) {
+                continue;
+            }
             for s in sub.take(256) {
                 if s.value.agent_id == *peer {
                     self.peer_states
@@ -170,19 +178,28 @@ impl Agent {
                 }
             }
         }
-        if let Some(latest) = self
-            .io
-            .control
-            .take(256)
-            .into_iter()
-            .max_by_key(|c| c.value.frame)
-        {
-            self.external = latest.value;
+        if self.io.waitset.ready(self.io.control_token) {
+            if let Some(latest) = self
+                .io
+                .control
+                .take(256)
+                .into_iter()
+                .max_by_key(|c| c.value.frame)
+            {
+                self.external = latest.value;
+            }
         }
-        for request in self.io.requests.take(64) {
-            self.apply_command(request.value)?;
+        if self.io.waitset.ready(self.io.requests_token) {
+            for request in self.io.requests.take(64) {
+                self.apply_command(request.value)?;
+            }
         }
-        for tick in self.io.clock.take(16) {
+        let ticks = if self.io.waitset.ready(self.io.clock_token) {
+            self.io.clock.take(16)
+        } else {
+            Vec::new()
+        };
+        for tick in ticks {
             let tick = tick.value;
             if tick.paused {
                 continue;

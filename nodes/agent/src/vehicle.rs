@@ -183,7 +183,7 @@ pub fn heading(rotation: &Rotation) -> f64 {
     detmath::atan2(forward.y, forward.x)
 }
 
-/// A rotation about +z by `yaw` radians, built with libm (see [`crate::detmath`]).
+/// A rotation about +z by `yaw` radians (sine and cosine from libm, for cross-host determinism).
 pub fn yaw_rotation(yaw: f64) -> Rotation {
     let half = 0.5 * yaw;
     Rotation::from_xyzw(0.0, 0.0, detmath::sin(half), detmath::cos(half))
@@ -246,7 +246,7 @@ impl Vehicle {
     /// Applies one substep of tire impulses for `command`; nothing when the wheels are off the
     /// ground (`grounded` false: fallen off the map, or airborne).
     pub fn apply(&self, bodies: &mut RigidBodySet, command: &Command, h: f64, grounded: bool) {
-        if !grounded || !(h.is_finite() && h > 0.0) {
+        if !(grounded && h.is_finite() && h > 0.0) {
             return;
         }
         let Some(body) = bodies.get_mut(self.body) else {

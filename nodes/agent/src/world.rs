@@ -9,12 +9,15 @@
 //! that state's twist as its kinematic velocity, so rapier moves it through the substeps. The
 //! received state is from frame N-1, the time at which this step starts; moving it with its
 //! velocity keeps it level in time with our own vehicle during the step (it ends near where the
-//! other agent really is at frame N), where a zombie frozen at its N-1 pose would lag a whole
-//! frame behind and let the cars sink into each other at closing speed. The velocity also
-//! reaches the contact solver, so a crash feels the zombie's motion: our car is pushed away at
-//! the zombie's speed. Each frame the zombie is put back exactly on the newest received pose, so
-//! extrapolation errors never accumulate. Zombies have infinite mass: in A's world A bounces off
-//! B's zombie and in B's world B off A's, so both agents feel the crash.
+//! other agent really is at frame N). The velocity also reaches the contact solver, so a crash
+//! carries the zombie's motion: our car is pushed away at the zombie's speed. A zombie frozen at
+//! its N-1 pose and teleported each frame would lag a frame behind, and with no velocity it
+//! could only shove our car out of an overlap by penetration correction (tried: in a head-on
+//! crash both cars then just stop dead against each other instead of being thrown back). Each
+//! frame the zombie is put back exactly on the newest received pose, so extrapolation errors
+//! never accumulate. Zombies have infinite mass: in A's world A bounces off B's zombie and in
+//! B's world B off A's, so both agents feel the crash (a head-on crash of equal cars is thus
+//! elastic-looking: each is thrown back at about the other's speed).
 //!
 //! Determinism: zombies live in a `BTreeMap` and are removed, created and updated in agent-id
 //! order, whatever order the states come in; rapier runs with `enhanced-determinism`.
@@ -22,7 +25,7 @@
 use std::collections::BTreeMap;
 
 use convoy_core::messages::{AgentState, Control, Pose as PoseMsg, Quat, Twist, Vec3};
-use convoy_core::scenario::Scenario;
+use convoy_core::scenario::{Scenario, VehicleParams};
 use rapier3d_f64::prelude::{
     CoefficientCombineRule, ColliderBuilder, ColliderHandle, PhysicsWorld, Pose, RigidBodyBuilder,
     RigidBodyHandle, Rotation, SharedShape, Vector,
@@ -49,6 +52,10 @@ pub enum WorldError {
     BadPose(String),
     #[error("position ({x}, {y}) is off the map (ground is ±{hx} x ±{hy} m)")]
     OffMap { x: f64, y: f64, hx: f64, hy: f64 },
+    /// A scenario value this world cannot simulate (normally caught by `Scenario::validate`,
+    /// checked again because a `Scenario` can also be built in code).
+    #[error("invalid scenario: {0}")]
+    InvalidScenario(String),
 }
 
 /// The number of equal physics substeps for a frame of `dt` seconds: `ceil(dt / max_delta)`,
@@ -70,6 +77,35 @@ pub fn substeps(dt: f64, max_delta: f64, max_n: u32) -> u32 {
         // In range (1, max_n): the cast is exact.
         n as u32
     }
+}
+
+/// The vehicle parameters the drive model can work with.
+fn check_vehicle(agent_id: &str, v: &VehicleParams) -> Result<(), WorldError> {
+    let positive = [
+        ("mass", v.mass),
+        ("wheelbase", v.wheelbase),
+        ("max_drive_force", v.max_drive_force),
+        ("max_brake_force", v.max_brake_force),
+        ("max_speed", v.max_speed),
+        ("half_extents[0]", v.half_extents[0]),
+        ("half_extents[1]", v.half_extents[1]),
+        ("half_extents[2]", v.half_extents[2]),
+    ];
+    for (name, value) in positive {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(WorldError::InvalidScenario(format!(
+                "agent '{agent_id}': vehicle.{name} = {value} must be positive"
+            )));
+        }
+    }
+    // tan(max_steer) must be finite and positive, or full steer would turn the wrong way.
+    if !(v.max_steer > 0.0 && v.max_steer < 1.5) {
+        return Err(WorldError::InvalidScenario(format!(
+            "agent '{agent_id}': vehicle.max_steer = {} rad must be in (0, 1.5)",
+            v.max_steer
+        )));
+    }
+    Ok(())
 }
 
 /// Another agent mirrored in this world.
@@ -113,11 +149,12 @@ impl AgentWorld {
         let map = &scenario.map;
         let [hx, hy] = map.ground_half_extents;
         if !(hx.is_finite() && hx > 0.0 && hy.is_finite() && hy > 0.0) {
-            return Err(WorldError::BadPose(format!(
+            return Err(WorldError::InvalidScenario(format!(
                 "ground half extents {:?} must be positive",
                 map.ground_half_extents
             )));
         }
+        check_vehicle(agent_id, &spec.vehicle)?;
         let start = spec.start;
         if ![start.x, start.y, start.yaw].iter().all(|v| v.is_finite()) {
             return Err(WorldError::BadPose(format!(
@@ -151,7 +188,7 @@ impl AgentWorld {
             let valid = [x, y, z, b.yaw].iter().all(|v| v.is_finite())
                 && [ex, ey, ez].iter().all(|e| e.is_finite() && *e > 0.0);
             if !valid {
-                return Err(WorldError::BadPose(format!(
+                return Err(WorldError::InvalidScenario(format!(
                     "map box at {:?} needs finite values and positive half extents",
                     b.center
                 )));
@@ -330,7 +367,8 @@ impl AgentWorld {
     }
 
     /// The own vehicle's state now: pose, twist (world frame), acceleration over the last step
-    /// (world frame) and half extents.
+    /// (world frame, the velocity change over dt: kinematic, without gravity; zero before the
+    /// first step and after a teleport) and half extents.
     pub fn state(&self, frame: u64, stamp_ns: i64) -> AgentState {
         let (pose, twist) = match self.physics.bodies.get(self.vehicle.body()) {
             Some(body) => {

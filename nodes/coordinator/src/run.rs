@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use convoy_core::dds::{Node, Publisher, Subscriber, WaitSet};
+use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
     AgentState, FrameDone, NodeRole, NodeStatus, ReplyStatus, Tick, WorldCommandKind, WorldReply,
     WorldRequest,
@@ -89,9 +89,10 @@ struct Endpoints {
     nodes: Subscriber<NodeStatus>,
     requests: Subscriber<WorldRequest>,
     replies: Publisher<WorldReply>,
-    states: Vec<(String, Subscriber<AgentState>)>,
+    states: Vec<(String, Subscriber<AgentState>, ReaderToken)>,
     beacon: StatusBeacon,
     waitset: WaitSet,
+    done_token: ReaderToken,
 }
 
 struct Coordinator {
@@ -110,6 +111,7 @@ struct Coordinator {
     frame: u64,
     left: Vec<String>,
     stop: Arc<AtomicBool>,
+    last_housekeeping: Instant,
 }
 
 pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSummary> {
@@ -145,16 +147,16 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         states: Vec::new(),
         beacon: StatusBeacon::new(&node, NodeRole::Coordinator)?,
         waitset: WaitSet::new().context("cannot create a wait set")?,
+        done_token: ReaderToken::default(),
     };
-    for id in scenario.agent_ids() {
-        let sub = node.subscriber(&topics::agent_state(&id), TopicClass::State)?;
-        io.states.push((id, sub));
-    }
-    io.done.attach(&mut io.waitset)?;
+    io.done_token = io.done.attach(&mut io.waitset)?;
+    // Registry and world requests are read every round (housekeeping), not on readiness.
     io.nodes.attach(&mut io.waitset)?;
     io.requests.attach(&mut io.waitset)?;
-    for (_, sub) in io.states.iter_mut() {
-        sub.attach(&mut io.waitset)?;
+    for id in scenario.agent_ids() {
+        let mut sub = node.subscriber(&topics::agent_state(&id), TopicClass::State)?;
+        let token = sub.attach(&mut io.waitset)?;
+        io.states.push((id, sub, token));
     }
     let state_log = match &config.state_log {
         Some(path) => Some(std::io::BufWriter::new(
@@ -177,6 +179,7 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         frame: 0,
         left: Vec::new(),
         stop,
+        last_housekeeping: Instant::now() - HOUSEKEEPING,
     };
     c.startup(config.startup_timeout)?;
     let summary = c.run_frames(config)?;
@@ -380,8 +383,10 @@ impl Coordinator {
     /// One round of waiting and handling everything that arrived, feeding `barrier`.
     fn service_barrier(&mut self, barrier: &mut Barrier, wait: Duration) -> Result<()> {
         self.io.waitset.wait(wait);
-        for done in self.io.done.take(256) {
-            barrier.frame_done(&done.value.node_id, done.value.frame);
+        if self.io.waitset.ready(self.io.done_token) {
+            for done in self.io.done.take(256) {
+                barrier.frame_done(&done.value.node_id, done.value.frame);
+            }
         }
         let arrived = self.drain_states()?;
         for (agent, frame) in arrived {
@@ -404,7 +409,10 @@ impl Coordinator {
     fn drain_states(&mut self) -> Result<Vec<(String, u64)>> {
         let mut arrived = Vec::new();
         let relay = self.relay();
-        for (agent, sub) in self.io.states.iter_mut() {
+        for (agent, sub, token) in self.io.states.iter_mut() {
+            if !self.io.waitset.ready(*token) {
+                continue;
+            }
             for s in sub.take(256) {
                 let state = s.value;
                 if state.agent_id != *agent {
@@ -436,6 +444,12 @@ impl Coordinator {
 
     fn housekeeping(&mut self, mut barrier: Option<&mut Barrier>) -> Result<()> {
         let now = Instant::now();
+        // Registry, leases and commands change slowly: look at them every few milliseconds,
+        // not on every sample of the hot path.
+        if now.saturating_duration_since(self.last_housekeeping) < HOUSEKEEPING {
+            return Ok(());
+        }
+        self.last_housekeeping = now;
         for status in self.io.nodes.take(256) {
             let status = status.value;
             if self.registry.seen(status.clone(), now) {

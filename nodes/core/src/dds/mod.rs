@@ -27,7 +27,7 @@ use crate::qos::{QosError, QosSet};
 use crate::topics::TopicClass;
 
 pub use publisher::{PublishError, Publisher};
-pub use subscriber::{ReaderStats, Received, SampleStream, Subscriber, WaitSet};
+pub use subscriber::{ReaderStats, ReaderToken, Received, SampleStream, Subscriber, WaitSet};
 
 /// The largest DDS domain id whose RTPS ports (7400 + 250 * id + offsets) fit in 16 bits.
 pub const MAX_DOMAIN_ID: u32 = 232;

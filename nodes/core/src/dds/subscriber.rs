@@ -354,13 +354,14 @@ impl<M: Message> Subscriber<M> {
     /// Registers this reader's readiness with a [`WaitSet`]; the set then wakes when data
     /// arrives here. A reader is registered with one wait set at most and never uses its own
     /// blocking wait afterwards.
-    pub fn attach(&mut self, waitset: &mut WaitSet) -> std::io::Result<()> {
+    pub fn attach(&mut self, waitset: &mut WaitSet) -> std::io::Result<ReaderToken> {
         let token = waitset.next_token();
         let registry = waitset.poll.registry();
         match &mut self.reader {
-            Reader::Keyed(r) => registry.register(r, token, mio1::Interest::READABLE),
-            Reader::Unkeyed(r) => registry.register(r, token, mio1::Interest::READABLE),
+            Reader::Keyed(r) => registry.register(r, token, mio1::Interest::READABLE)?,
+            Reader::Unkeyed(r) => registry.register(r, token, mio1::Interest::READABLE)?,
         }
+        Ok(ReaderToken(token.0))
     }
 
     /// Blocks until the reader signals new data or `timeout` passes. False when no poller
@@ -395,7 +396,16 @@ pub struct WaitSet {
     poll: mio1::Poll,
     events: mio1::Events,
     tokens: usize,
+    /// Readers that signalled in the last wait, indexed by token.
+    ready: Vec<bool>,
+    /// True when the last wait timed out: callers then sweep every reader, which also
+    /// catches data whose edge was consumed without a full drain.
+    swept: bool,
 }
+
+/// Identifies an attached reader in a [`WaitSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReaderToken(usize);
 
 impl WaitSet {
     pub fn new() -> std::io::Result<WaitSet> {
@@ -403,17 +413,21 @@ impl WaitSet {
             poll: mio1::Poll::new()?,
             events: mio1::Events::with_capacity(64),
             tokens: 0,
+            ready: vec![false],
+            swept: true,
         })
     }
 
     fn next_token(&mut self) -> mio1::Token {
         self.tokens += 1;
+        self.ready.push(true);
         mio1::Token(self.tokens)
     }
 
     /// Blocks until an attached reader has data (true) or `timeout` passes (false).
     pub fn wait(&mut self, timeout: Duration) -> bool {
-        match self.poll.poll(&mut self.events, Some(timeout)) {
+        self.ready.iter_mut().for_each(|r| *r = false);
+        let woke = match self.poll.poll(&mut self.events, Some(timeout)) {
             Ok(()) => !self.events.is_empty(),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => false,
             Err(e) => {
@@ -421,7 +435,20 @@ impl WaitSet {
                 std::thread::sleep(timeout.min(Duration::from_millis(1)));
                 false
             }
+        };
+        for event in self.events.iter() {
+            if let Some(r) = self.ready.get_mut(event.token().0) {
+                *r = true;
+            }
         }
+        self.swept = !woke;
+        woke
+    }
+
+    /// Whether the reader of `token` should be read now: it signalled, or the last wait
+    /// timed out (a sweep of every reader).
+    pub fn ready(&self, token: ReaderToken) -> bool {
+        self.swept || self.ready.get(token.0).copied().unwrap_or(true)
     }
 }
 
