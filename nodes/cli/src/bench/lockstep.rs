@@ -132,13 +132,16 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
             let nodes = scenario_nodes(domain, qos, &run_args)?;
             let mut result = None;
             let mut errors = Vec::new();
-            run_until_done(&nodes, "coordinator", &stop, false, |l| {
+            let outcome = run_until_done(&nodes, "coordinator", &stop, false, |l| {
                 if let Some(r) = parse_result(&l.line) {
                     result = Some(r);
                 } else if l.line.contains("error") || l.line.contains("barrier:") {
                     errors.push(format!("[{}] {}", l.node, l.line));
                 }
-            })?;
+            });
+            if let Err(e) = outcome {
+                bail!("{n} agents, {exchange}: {e:#}\n{}", errors.join("\n"));
+            }
             let Some((frames, fps, p50, p99)) = result else {
                 bail!("{n} agents, {exchange}: no result\n{}", errors.join("\n"));
             };
