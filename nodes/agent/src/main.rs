@@ -28,11 +28,11 @@ struct Args {
     #[arg(long, env = "CONVOY_QOS")]
     qos: Option<QosSpec>,
     /// Override the scenario's clock mode (sync|async)
-    #[arg(long, value_parser = ["sync", "async"])]
-    mode: Option<String>,
+    #[arg(long)]
+    mode: Option<ClockMode>,
     /// Override the scenario's state exchange (peer|relay)
-    #[arg(long, value_parser = ["peer", "relay"])]
-    exchange: Option<String>,
+    #[arg(long)]
+    exchange: Option<Exchange>,
     /// Test hook: stall before reporting this frame done
     #[arg(long, hide = true)]
     stall_at_frame: Option<u64>,
@@ -43,48 +43,20 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    convoy_core::status::init_logging("info");
-    let stop = match convoy_core::status::stop_flag() {
-        Ok(flag) => flag,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
+    convoy_core::status::node_main(|stop| {
+        if !(0.0..=3600.0).contains(&args.stall_seconds) {
+            anyhow::bail!("--stall-seconds {} is out of range", args.stall_seconds);
         }
-    };
-    if !(0.0..=3600.0).contains(&args.stall_seconds) {
-        eprintln!(
-            "error: --stall-seconds {} is out of range",
-            args.stall_seconds
-        );
-        return ExitCode::FAILURE;
-    }
-    let config = AgentConfig {
-        scenario: args.scenario,
-        agent_id: args.id,
-        domain: args.domain,
-        qos: args.qos,
-        mode: args.mode.map(|m| {
-            if m == "async" {
-                ClockMode::Async
-            } else {
-                ClockMode::Sync
-            }
-        }),
-        exchange: args.exchange.map(|e| {
-            if e == "relay" {
-                Exchange::Relay
-            } else {
-                Exchange::Peer
-            }
-        }),
-        stall_at_frame: args.stall_at_frame,
-        stall_for: Duration::from_secs_f64(args.stall_seconds),
-    };
-    match run(config, stop) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+        let config = AgentConfig {
+            scenario: args.scenario,
+            agent_id: args.id,
+            domain: args.domain,
+            qos: args.qos,
+            mode: args.mode,
+            exchange: args.exchange,
+            stall_at_frame: args.stall_at_frame,
+            stall_for: Duration::from_secs_f64(args.stall_seconds),
+        };
+        run(config, stop).map_err(|e| anyhow::anyhow!("{e:#}"))
+    })
 }

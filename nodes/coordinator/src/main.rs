@@ -30,11 +30,11 @@ struct Args {
     /// Stop after this many seconds of simulated time
     #[arg(long)]
     duration: Option<f64>,
-    /// Override the scenario's clock mode
-    #[arg(long, value_parser = parse_mode)]
+    /// Override the scenario's clock mode (sync|async)
+    #[arg(long)]
     mode: Option<ClockMode>,
-    /// Override the scenario's state exchange
-    #[arg(long, value_parser = parse_exchange)]
+    /// Override the scenario's state exchange (peer|relay)
+    #[arg(long)]
     exchange: Option<Exchange>,
     /// Write every agent state received, one JSON line each
     #[arg(long)]
@@ -47,77 +47,47 @@ struct Args {
     result_line: bool,
 }
 
-fn parse_mode(s: &str) -> Result<ClockMode, String> {
-    match s {
-        "sync" => Ok(ClockMode::Sync),
-        "async" => Ok(ClockMode::Async),
-        _ => Err(format!("'{s}': use sync or async")),
-    }
-}
-
-fn parse_exchange(s: &str) -> Result<Exchange, String> {
-    match s {
-        "peer" => Ok(Exchange::Peer),
-        "relay" => Ok(Exchange::Relay),
-        _ => Err(format!("'{s}': use peer or relay")),
-    }
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
-    convoy_core::status::init_logging("info");
-    let stop = match convoy_core::status::stop_flag() {
-        Ok(flag) => flag,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
+    convoy_core::status::node_main(|stop| {
+        if !(0.1..=3600.0).contains(&args.startup_timeout) {
+            anyhow::bail!(
+                "--startup-timeout {} is out of range (0.1 to 3600 s)",
+                args.startup_timeout
+            );
         }
-    };
-    if !(0.1..=3600.0).contains(&args.startup_timeout) {
-        eprintln!(
-            "error: --startup-timeout {} is out of range (0.1 to 3600 s)",
-            args.startup_timeout
+        let config = CoordinatorConfig {
+            scenario: args.scenario,
+            domain: args.domain,
+            qos: args.qos,
+            frames: args.frames,
+            duration: args.duration,
+            mode: args.mode,
+            exchange: args.exchange,
+            state_log: args.state_log,
+            startup_timeout: Duration::from_secs_f64(args.startup_timeout),
+            progress: true,
+        };
+        let summary = run(&config, stop).map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        let (p50, p99) = summary.barrier_percentiles();
+        println!(
+            "done: {} frames in {:.2} s ({:.0} frames/s); barrier p50 {:.0} us, p99 {:.0} us",
+            summary.frames,
+            summary.wall.as_secs_f64(),
+            summary.frames_per_second(),
+            p50,
+            p99
         );
-        return ExitCode::FAILURE;
-    }
-    let config = CoordinatorConfig {
-        scenario: args.scenario,
-        domain: args.domain,
-        qos: args.qos,
-        frames: args.frames,
-        duration: args.duration,
-        mode: args.mode,
-        exchange: args.exchange,
-        state_log: args.state_log,
-        startup_timeout: Duration::from_secs_f64(args.startup_timeout),
-        progress: true,
-    };
-    match run(&config, stop) {
-        Ok(summary) => {
-            let (p50, p99) = summary.barrier_percentiles();
+        if args.result_line {
             println!(
-                "done: {} frames in {:.2} s ({:.0} frames/s); barrier p50 {:.0} us, p99 {:.0} us",
+                "RESULT frames={} seconds={:.6} fps={:.3} barrier_p50_us={:.1} barrier_p99_us={:.1}",
                 summary.frames,
                 summary.wall.as_secs_f64(),
                 summary.frames_per_second(),
                 p50,
                 p99
             );
-            if args.result_line {
-                println!(
-                    "RESULT frames={} seconds={:.6} fps={:.3} barrier_p50_us={:.1} barrier_p99_us={:.1}",
-                    summary.frames,
-                    summary.wall.as_secs_f64(),
-                    summary.frames_per_second(),
-                    p50,
-                    p99
-                );
-            }
-            ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+        Ok(())
+    })
 }

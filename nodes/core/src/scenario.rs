@@ -292,6 +292,28 @@ fn half() -> f64 {
     0.5
 }
 
+impl std::str::FromStr for ClockMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sync" => Ok(ClockMode::Sync),
+            "async" => Ok(ClockMode::Async),
+            _ => Err(format!("'{s}' is not a clock mode: use sync or async")),
+        }
+    }
+}
+
+impl std::str::FromStr for Exchange {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "peer" => Ok(Exchange::Peer),
+            "relay" => Ok(Exchange::Relay),
+            _ => Err(format!("'{s}' is not a state exchange: use peer or relay")),
+        }
+    }
+}
+
 /// A scenario file that cannot be used, with where.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {

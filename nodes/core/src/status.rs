@@ -84,3 +84,25 @@ pub fn stop_flag() -> std::io::Result<std::sync::Arc<std::sync::atomic::AtomicBo
     }
     Ok(stop)
 }
+
+/// The body of every node binary's `main`: logging, a stop flag for SIGINT/SIGTERM, then
+/// `run`; an error is printed with its causes and turns into a failing exit status.
+pub fn node_main<E: std::fmt::Display>(
+    run: impl FnOnce(std::sync::Arc<std::sync::atomic::AtomicBool>) -> Result<(), E>,
+) -> std::process::ExitCode {
+    init_logging("info");
+    let stop = match stop_flag() {
+        Ok(flag) => flag,
+        Err(e) => {
+            eprintln!("error: cannot install a signal handler: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match run(stop) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
