@@ -476,7 +476,7 @@ impl Coordinator {
                 );
             }
         }
-        if let Some(b) = barrier.as_deref_mut() {
+        if let Some(b) = barrier {
             let timeout = Duration::from_secs_f64(self.scenario.scenario.barrier_timeout);
             for late in b.newly_late(now, timeout) {
                 println!(

@@ -11,14 +11,13 @@ pub fn check_command(scenario: &Scenario, command: &WorldCommand) -> Result<(), 
         command.kind,
         WorldCommandKind::Teleport | WorldCommandKind::SetControl
     );
-    if needs_agent || !command.agent_id.is_empty() {
-        if scenario.agent(&command.agent_id).is_none() {
-            return Err(format!(
-                "unknown agent '{}' (agents: {})",
-                command.agent_id,
-                scenario.agent_ids().join(", ")
-            ));
-        }
+    if (needs_agent || !command.agent_id.is_empty()) && scenario.agent(&command.agent_id).is_none()
+    {
+        return Err(format!(
+            "unknown agent '{}' (agents: {})",
+            command.agent_id,
+            scenario.agent_ids().join(", ")
+        ));
     }
     match command.kind {
         WorldCommandKind::Teleport => {
