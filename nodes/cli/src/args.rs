@@ -50,6 +50,11 @@ pub enum Command {
     Qos(QosCommand),
     /// Run a scenario on this host: the coordinator and one process per agent
     Run(RunArgs),
+    /// Bring up the whole graph a launch file describes, on every host it names
+    Launch(LaunchArgs),
+    /// Network namespaces for a launch file's netns hosts: up or down
+    #[command(subcommand)]
+    Netns(NetnsCommand),
     /// World commands to a running graph: pause, resume, teleport, control, state
     World(WorldArgs),
     /// Measure the transport and the lockstep
@@ -79,6 +84,35 @@ pub struct RunArgs {
     /// Extra arguments for the coordinator (benchmarks)
     #[arg(skip)]
     pub coordinator_args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
+    /// Launch file (TOML)
+    pub file: PathBuf,
+    /// Validate and print the plan (which node on which host, with which QoS); start nothing
+    #[arg(long)]
+    pub check: bool,
+    /// Stop after this many seconds of simulated time (default: the file's, else until Ctrl-C)
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Stop after this many frames
+    #[arg(long)]
+    pub frames: Option<u64>,
+    /// QoS library for every node: FILE or FILE::LIBRARY (default: the file's)
+    #[arg(long = "with-qos")]
+    pub qos: Option<QosSpec>,
+    /// Write one JSON line per agent per frame, as the coordinator receives them
+    #[arg(long)]
+    pub state_log: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NetnsCommand {
+    /// Create the namespaces, bridge, multicast routes and link conditions of FILE
+    Up { file: PathBuf },
+    /// Remove them
+    Down { file: PathBuf },
 }
 
 #[derive(Debug, Args)]

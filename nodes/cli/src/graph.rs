@@ -2,7 +2,7 @@
 //! with its node id, stop them all cleanly (SIGTERM, grace, SIGKILL) at the end or on Ctrl-C,
 //! and say which node failed. `convoy run` uses it; `convoy launch` builds on the same code.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -170,23 +170,35 @@ pub fn run_until_done(
     let width = nodes.iter().map(|n| n.id.len()).max().unwrap_or(0);
     let print = |l: &NodeLine| {
         if echo {
-            println!("[{:>width$}] {}", l.node, l.line);
+            // A closed stdout (a pipe whose reader left) must not stop the graph.
+            let _ = writeln!(std::io::stdout(), "[{:>width$}] {}", l.node, l.line);
         }
     };
+    // Nodes that died while the run went on: reported at once, failing the run at its end.
+    let mut failed: Vec<String> = Vec::new();
     let result = loop {
         for line in graph.lines(Duration::from_millis(50)) {
             print(&line);
             on_line(&line);
         }
         let exited = graph.exited();
-        if let Some((id, status)) = exited.iter().find(|(_, s)| !s.success()) {
-            break Err(anyhow::anyhow!("node {id} failed ({status})"));
+        if let Some((_, status)) = exited.iter().find(|(id, _)| id == main_node) {
+            if status.success() {
+                break Ok(());
+            }
+            break Err(anyhow::anyhow!("node {main_node} failed ({status})"));
         }
-        if exited.iter().any(|(id, _)| id == main_node) {
-            break Ok(());
+        for (id, status) in exited.iter().filter(|(_, s)| !s.success()) {
+            if !failed.iter().any(|f| f.starts_with(&format!("{id} "))) {
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "[launch] node {id} failed ({status}); the run goes on without it"
+                );
+                failed.push(format!("{id} ({status})"));
+            }
         }
         if stop.load(Ordering::Relaxed) {
-            println!("stopping (interrupted)");
+            let _ = writeln!(std::io::stdout(), "stopping (interrupted)");
             break Ok(());
         }
     };
@@ -196,15 +208,18 @@ pub fn run_until_done(
         print(&line);
         on_line(&line);
     }
-    if result.is_ok() {
-        // A node that failed while being stopped still counts.
-        if let Some((id, status)) = graph
-            .exited()
-            .into_iter()
-            .find(|(_, s)| !s.success() && s.code().is_some())
+    result?;
+    // A node that failed while being stopped still counts (a signal from our own stop does not).
+    for (id, status) in graph.exited() {
+        if !status.success()
+            && status.code().is_some()
+            && !failed.iter().any(|f| f.starts_with(&format!("{id} ")))
         {
-            bail!("node {id} failed ({status})");
+            failed.push(format!("{id} ({status})"));
         }
     }
-    result
+    if !failed.is_empty() {
+        bail!("node(s) failed: {}", failed.join(", "));
+    }
+    Ok(())
 }

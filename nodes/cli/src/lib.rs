@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod graph;
+pub mod launch_cmd;
 pub mod process;
 pub mod qos_cmd;
 pub mod render;
@@ -18,7 +19,7 @@ use clap::Parser;
 use convoy_core::dds::Node;
 use convoy_core::qos::{QosSet, QosSpec};
 
-use args::{Cli, Command, QosCommand, TopicCommand};
+use args::{Cli, Command, NetnsCommand, QosCommand, TopicCommand};
 
 /// Parses the command line, runs the command, prints an error chain on failure.
 pub fn main() -> ExitCode {
@@ -54,6 +55,15 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Qos(QosCommand::Show(a)) => qos_cmd::show(&a),
         Command::Run(a) => run_cmd::run(cli.domain, cli.qos.as_ref(), &a),
+        Command::Launch(mut a) => {
+            // The global --qos is the natural spelling; it overrides the file's QoS.
+            if a.qos.is_none() {
+                a.qos = cli.qos.clone();
+            }
+            launch_cmd::launch(&a)
+        }
+        Command::Netns(NetnsCommand::Up { file }) => launch_cmd::netns_up(&file),
+        Command::Netns(NetnsCommand::Down { file }) => launch_cmd::netns_down(&file),
         Command::World(a) => {
             let node = tool_node(cli.domain, cli.qos.as_ref())?;
             world_cmd::run(&node, &a.command, a.timeout)

@@ -1,7 +1,11 @@
 //! `convoy run SCENARIO`: the coordinator and one process per agent on this host, with
-//! progress, until the frame/duration limit or Ctrl-C; none is left behind.
+//! progress, until the frame/duration limit or Ctrl-C; none is left behind. It is the
+//! one-host case of `convoy launch`: both build their node processes with [`scenario_nodes`].
+
+use std::path::Path;
 
 use anyhow::{bail, Result};
+use convoy_core::launch::HostAddress;
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
 
@@ -9,17 +13,80 @@ use crate::args::RunArgs;
 use crate::graph::{run_until_done, sibling_binary, NodeProcess};
 use crate::process::stop_flag;
 
-/// The node processes of a scenario run: the coordinator, then the agents in id order.
+/// Wraps a program and its arguments so that it runs on `host`.
+pub fn on_host(host: &HostAddress, id: &str, program: &Path, args: Vec<String>) -> NodeProcess {
+    match host {
+        HostAddress::Local => NodeProcess {
+            id: id.to_string(),
+            program: program.to_path_buf(),
+            args,
+        },
+        HostAddress::Netns(name) => {
+            let mut wrapped = vec!["netns".into(), "exec".into(), name.clone()];
+            wrapped.push(program.display().to_string());
+            wrapped.extend(args);
+            NodeProcess {
+                id: id.to_string(),
+                program: "ip".into(),
+                args: wrapped,
+            }
+        }
+        HostAddress::Ssh { user, host } => {
+            let target = match user {
+                Some(u) => format!("{u}@{host}"),
+                None => host.clone(),
+            };
+            // The remote shell gets one command line: quote every word.
+            let mut words = vec![shell_quote(&program.display().to_string())];
+            words.extend(args.iter().map(|a| shell_quote(a)));
+            let mut ssh_args: Vec<String> = vec![
+                "-o".into(),
+                "BatchMode=yes".into(),
+                "-o".into(),
+                "StrictHostKeyChecking=accept-new".into(),
+            ];
+            if let Ok(extra) = std::env::var("CONVOY_SSH_OPTS") {
+                ssh_args.extend(extra.split_whitespace().map(String::from));
+            }
+            ssh_args.push(target);
+            ssh_args.push(words.join(" "));
+            NodeProcess {
+                id: id.to_string(),
+                program: "ssh".into(),
+                args: ssh_args,
+            }
+        }
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-:=,".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The node processes of a scenario run: the coordinator, then the agents in id order, each
+/// placed on the host `host_of(node id)` says.
 pub fn scenario_nodes(
     domain: u32,
     qos: Option<&QosSpec>,
     args: &RunArgs,
+    host_of: &dyn Fn(&str) -> HostAddress,
 ) -> Result<Vec<NodeProcess>> {
     let path = resolve_path(&args.scenario);
     let scenario = Scenario::load(&path)?;
+    // Absolute paths: a node may run on another host or in another working directory.
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
     let path_arg = path.display().to_string();
     let mut common = vec!["--domain".to_string(), domain.to_string()];
     if let Some(q) = qos {
+        let mut q = q.clone();
+        q.path = std::fs::canonicalize(&q.path).unwrap_or(q.path);
         common.extend(["--qos".into(), q.to_string()]);
     }
     if let Some(mode) = &args.mode {
@@ -40,20 +107,23 @@ pub fn scenario_nodes(
         coordinator_args.extend(["--state-log".into(), log.display().to_string()]);
     }
     coordinator_args.extend(args.coordinator_args.iter().cloned());
-    let mut nodes = vec![NodeProcess {
-        id: "coordinator".into(),
-        program: sibling_binary("convoy-coordinator")?,
-        args: coordinator_args,
-    }];
+    let mut nodes = vec![on_host(
+        &host_of("coordinator"),
+        "coordinator",
+        &sibling_binary("convoy-coordinator")?,
+        coordinator_args,
+    )];
     let agent_bin = sibling_binary("convoy-agent")?;
     for id in scenario.agent_ids() {
         let mut agent_args = vec![path_arg.clone(), "--id".into(), id.clone()];
         agent_args.extend(common.iter().cloned());
-        nodes.push(NodeProcess {
-            id: format!("agent/{id}"),
-            program: agent_bin.clone(),
-            args: agent_args,
-        });
+        let node_id = format!("agent/{id}");
+        nodes.push(on_host(
+            &host_of(&node_id),
+            &node_id,
+            &agent_bin,
+            agent_args,
+        ));
     }
     Ok(nodes)
 }
@@ -67,7 +137,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
             bail!("--duration {d} must be a positive number of simulated seconds");
         }
     }
-    let nodes = scenario_nodes(domain, qos, args)?;
+    let nodes = scenario_nodes(domain, qos, args, &|_| HostAddress::Local)?;
     println!(
         "starting {} nodes on domain {domain}: {}",
         nodes.len(),

@@ -232,7 +232,7 @@ impl Coordinator {
         while !barrier.complete() {
             if last_tick.elapsed() >= HANDSHAKE_PERIOD {
                 last_tick = Instant::now();
-                self.io.clock.write(self.tick(0))?;
+                self.write_tick(self.tick(0))?;
             }
             self.service_barrier(&mut barrier, HANDSHAKE_PERIOD.min(HOUSEKEEPING))?;
             if self.stopped() {
@@ -308,7 +308,7 @@ impl Coordinator {
             match self.mode {
                 ClockMode::Sync => {
                     let written = Instant::now();
-                    self.io.clock.write(tick)?;
+                    self.write_tick(tick)?;
                     let mut barrier = Barrier::new(frame, &self.members, self.relay(), written);
                     while !barrier.complete() && !self.stopped() {
                         self.service_barrier(&mut barrier, HOUSEKEEPING)?;
@@ -329,7 +329,7 @@ impl Coordinator {
                     last_tick_wall = now;
                     sim_time_ns += tick.dt_ns;
                     tick.sim_time_ns = sim_time_ns;
-                    self.io.clock.write(tick)?;
+                    self.write_tick(tick)?;
                     next_wall += Duration::from_secs_f64(dt / rtf);
                     self.service(Duration::ZERO)?;
                 }
@@ -357,6 +357,34 @@ impl Coordinator {
             barrier_us,
             members_left: self.left.clone(),
         })
+    }
+
+    /// Writes a Tick, waiting out a full reliable history. A reader that never acknowledges
+    /// (a node that died, until DDS discovery drops it after its participant lease) makes
+    /// rustdds refuse the write; the loop keeps serving leases and commands meanwhile, so the
+    /// run goes on as soon as the dead reader is gone.
+    fn write_tick(&mut self, tick: Tick) -> Result<()> {
+        let mut reported = false;
+        loop {
+            match self.io.clock.write(tick.clone()) {
+                Ok(()) => return Ok(()),
+                Err(convoy_core::dds::PublishError::WouldBlock { .. }) => {
+                    if !reported {
+                        reported = true;
+                        println!(
+                            "frame {}: a clock reader does not acknowledge (a node that died?); \
+                             retrying until discovery drops it",
+                            tick.frame
+                        );
+                    }
+                    if self.stopped() {
+                        bail!("stopped while frame {} could not be published", tick.frame);
+                    }
+                    self.service(HOUSEKEEPING)?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Drains the last frame's states into the log (bounded), then flushes it.
@@ -513,7 +541,7 @@ impl Coordinator {
             WorldCommandKind::Pause => {
                 self.paused = true;
                 // Tell everyone the clock stands (same frame, paused).
-                self.io.clock.write(self.tick(self.frame))?;
+                self.write_tick(self.tick(self.frame))?;
                 self.reply(
                     &request,
                     ReplyStatus::Success,

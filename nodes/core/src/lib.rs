@@ -9,6 +9,7 @@
 //! - [`world`]: the validity rules of world commands.
 
 pub mod dds;
+pub mod launch;
 pub mod messages;
 pub mod qos;
 pub mod scenario;

@@ -8,6 +8,7 @@ use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use convoy_core::launch::HostAddress;
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{
     AgentSpec, ControllerSpec, Scenario, Settings, StartPose, VehicleParams,
@@ -129,7 +130,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 state_log: None,
                 coordinator_args: vec!["--result-line".into()],
             };
-            let nodes = scenario_nodes(domain, qos, &run_args)?;
+            let nodes = scenario_nodes(domain, qos, &run_args, &|_| HostAddress::Local)?;
             let mut result = None;
             let mut errors = Vec::new();
             let outcome = run_until_done(&nodes, "coordinator", &stop, false, |l| {

@@ -1,0 +1,403 @@
+//! Launch files (TOML, under launch/): one graph, its hosts and its nodes (DESIGN.md, "Launch").
+//!
+//! ```toml
+//! [run]
+//! domain = 7
+//! scenario = "scenarios/two_cars.toml"   # relative to this file
+//! qos = "../qos/convoy.xml::convoy"      # optional; --qos overrides
+//! duration = 30.0                        # simulated seconds; optional
+//!
+//! [hosts.a]
+//! address = "netns:convoy_a"            # "local", "netns:NAME" or "ssh://user@host"
+//! link = { delay_ms = 2.0, loss_pct = 1.0 }   # netns hosts: tc netem on the host's link
+//!
+//! [[nodes]]
+//! kind = "coordinator"
+//! host = "a"
+//!
+//! [[nodes]]
+//! kind = "agent"
+//! host = "a"
+//! agents = ["ego"]                       # which scenario agents run on this host
+//! ```
+//!
+//! Plain data with `deny_unknown_fields`; [`LaunchFile::load`] parses and checks everything
+//! (hosts, node kinds, agent ids against the scenario, files) before anything starts, with
+//! `file:line: message` errors.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::qos::QosSpec;
+use crate::scenario::{ClockMode, Exchange, Scenario};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchSpec {
+    pub run: RunSection,
+    #[serde(default)]
+    pub hosts: BTreeMap<String, HostSpec>,
+    #[serde(default)]
+    pub nodes: Vec<NodeSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    #[serde(default)]
+    pub domain: u32,
+    /// Scenario file, relative to the launch file.
+    pub scenario: PathBuf,
+    /// QoS library `FILE[::LIBRARY]`, FILE relative to the launch file.
+    #[serde(default)]
+    pub qos: Option<String>,
+    #[serde(default)]
+    pub mode: Option<ClockMode>,
+    #[serde(default)]
+    pub exchange: Option<Exchange>,
+    /// Simulated seconds to run; none: until Ctrl-C.
+    #[serde(default)]
+    pub duration: Option<f64>,
+    /// Frames to run; none: until Ctrl-C.
+    #[serde(default)]
+    pub frames: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// `local`, `netns:NAME` or `ssh://user@host`.
+    pub address: String,
+    /// Link conditions for experiments (netns hosts: applied by `convoy netns up`).
+    #[serde(default)]
+    pub link: Option<LinkSpec>,
+    /// netns hosts: the host's address on the bridge, `10.77.0.N/24`; derived when absent.
+    #[serde(default)]
+    pub ip: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    #[serde(default)]
+    pub delay_ms: f64,
+    #[serde(default)]
+    pub jitter_ms: f64,
+    #[serde(default)]
+    pub loss_pct: f64,
+    /// 0: unlimited.
+    #[serde(default)]
+    pub rate_mbit: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    Coordinator,
+    Agent,
+    Sensor,
+    Bridge,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub kind: NodeKind,
+    pub host: String,
+    /// agent nodes: which scenario agents run on this host (one process each); empty: every
+    /// agent no other node claims.
+    #[serde(default)]
+    pub agents: Vec<String>,
+}
+
+/// Where a host is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostAddress {
+    Local,
+    Netns(String),
+    Ssh { user: Option<String>, host: String },
+}
+
+impl HostAddress {
+    pub fn parse(s: &str) -> Result<HostAddress, String> {
+        if s == "local" {
+            return Ok(HostAddress::Local);
+        }
+        if let Some(name) = s.strip_prefix("netns:") {
+            let ok = !name.is_empty()
+                && name.len() <= 15
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            return if ok {
+                Ok(HostAddress::Netns(name.to_string()))
+            } else {
+                Err(format!(
+                    "netns name '{name}' must be 1-15 characters of [A-Za-z0-9_-]"
+                ))
+            };
+        }
+        if let Some(rest) = s.strip_prefix("ssh://") {
+            let (user, host) = match rest.split_once('@') {
+                Some((u, h)) => (Some(u.to_string()), h.to_string()),
+                None => (None, rest.to_string()),
+            };
+            if host.is_empty() || host.contains('/') {
+                return Err(format!("'{s}' is not ssh://user@host"));
+            }
+            return Ok(HostAddress::Ssh { user, host });
+        }
+        Err(format!(
+            "address '{s}' is not one of \"local\", \"netns:NAME\", \"ssh://user@host\""
+        ))
+    }
+}
+
+/// A launch file, loaded and checked, with its paths resolved.
+#[derive(Debug, Clone)]
+pub struct LaunchFile {
+    pub path: PathBuf,
+    pub spec: LaunchSpec,
+    pub scenario_path: PathBuf,
+    pub scenario: Scenario,
+    pub qos: Option<QosSpec>,
+    pub hosts: BTreeMap<String, HostAddress>,
+    /// agent id -> host name.
+    pub agent_hosts: BTreeMap<String, String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("{file}: cannot read launch file: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}: {message}")]
+    Invalid {
+        file: String,
+        line: usize,
+        message: String,
+    },
+}
+
+impl LaunchFile {
+    pub fn load(path: &Path) -> Result<LaunchFile, LaunchError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| LaunchError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        let invalid = |line: usize, message: String| LaunchError::Invalid {
+            file: file.clone(),
+            line,
+            message,
+        };
+        let spec: LaunchSpec = toml::from_str(&text).map_err(|e| {
+            invalid(
+                e.span().map_or(1, |s| line_of(&text, s.start)),
+                e.message().trim().to_string(),
+            )
+        })?;
+        let at = |needle: &str| find_line(&text, needle);
+        let base = path.parent().unwrap_or(Path::new("."));
+
+        if crate::dds::check_domain_id(spec.run.domain).is_err() {
+            return Err(invalid(
+                at("domain"),
+                format!("domain = {} is out of range 0..=232", spec.run.domain),
+            ));
+        }
+        if let Some(d) = spec.run.duration {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(invalid(
+                    at("duration"),
+                    format!("duration = {d} must be positive"),
+                ));
+            }
+        }
+        let scenario_path = base.join(&spec.run.scenario);
+        let scenario = Scenario::load(&scenario_path)
+            .map_err(|e| invalid(at("scenario"), format!("scenario: {e}")))?;
+        let qos = match &spec.run.qos {
+            None => None,
+            Some(q) => {
+                let mut qspec = QosSpec::parse(q);
+                qspec.path = base.join(&qspec.path);
+                crate::qos::QosSet::load_all(&qspec)
+                    .map_err(|e| invalid(at("qos"), format!("qos: {e}")))?;
+                Some(qspec)
+            }
+        };
+
+        let mut hosts = BTreeMap::new();
+        for (name, host) in &spec.hosts {
+            let address = HostAddress::parse(&host.address).map_err(|m| {
+                invalid(
+                    at(&format!("[hosts.{name}]")),
+                    format!("host '{name}': {m}"),
+                )
+            })?;
+            if let Some(link) = &host.link {
+                let values = [link.delay_ms, link.jitter_ms, link.loss_pct, link.rate_mbit];
+                if values.iter().any(|v| !(v.is_finite() && *v >= 0.0)) || link.loss_pct > 100.0 {
+                    return Err(invalid(
+                        at(&format!("[hosts.{name}]")),
+                        format!("host '{name}': link values must be >= 0 (loss_pct <= 100)"),
+                    ));
+                }
+                if !matches!(address, HostAddress::Netns(_)) {
+                    return Err(invalid(
+                        at(&format!("[hosts.{name}]")),
+                        format!("host '{name}': link conditions apply to netns hosts only"),
+                    ));
+                }
+            }
+            hosts.insert(name.clone(), address);
+        }
+        if !hosts.contains_key("local") {
+            hosts.insert("local".into(), HostAddress::Local);
+        }
+
+        let mut coordinators = 0;
+        let mut agent_hosts = BTreeMap::new();
+        let mut catch_all: Option<String> = None;
+        let known: BTreeSet<String> = scenario.agent_ids().into_iter().collect();
+        for node in &spec.nodes {
+            if !hosts.contains_key(&node.host) {
+                return Err(invalid(
+                    at(&format!("\"{}\"", node.host)),
+                    format!(
+                        "node on unknown host '{}' (hosts: {})",
+                        node.host,
+                        hosts.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+            match node.kind {
+                NodeKind::Coordinator => coordinators += 1,
+                NodeKind::Agent if node.agents.is_empty() => {
+                    if catch_all.replace(node.host.clone()).is_some() {
+                        return Err(invalid(
+                            at("kind = \"agent\""),
+                            "only one agent node may leave `agents` empty (it takes the rest)"
+                                .into(),
+                        ));
+                    }
+                }
+                NodeKind::Agent => {
+                    for a in &node.agents {
+                        if !known.contains(a) {
+                            return Err(invalid(
+                                at(&format!("\"{a}\"")),
+                                format!(
+                                    "agent '{a}' is not in {} (agents: {})",
+                                    scenario_path.display(),
+                                    known.iter().cloned().collect::<Vec<_>>().join(", ")
+                                ),
+                            ));
+                        }
+                        if agent_hosts.insert(a.clone(), node.host.clone()).is_some() {
+                            return Err(invalid(
+                                at(&format!("\"{a}\"")),
+                                format!("agent '{a}' is launched twice"),
+                            ));
+                        }
+                    }
+                }
+                NodeKind::Sensor | NodeKind::Bridge => {
+                    return Err(invalid(
+                        at(&format!("kind = \"{}\"", kind_name(node.kind))),
+                        format!(
+                            "node kind '{}' is not available yet in this convoy version",
+                            kind_name(node.kind)
+                        ),
+                    ));
+                }
+            }
+        }
+        if coordinators != 1 {
+            return Err(invalid(
+                at("[[nodes]]"),
+                format!("a launch file needs exactly one coordinator node, found {coordinators}"),
+            ));
+        }
+        for a in &known {
+            if !agent_hosts.contains_key(a) {
+                match &catch_all {
+                    Some(host) => {
+                        agent_hosts.insert(a.clone(), host.clone());
+                    }
+                    None => {
+                        return Err(invalid(
+                            at("[[nodes]]"),
+                            format!("scenario agent '{a}' is launched by no node"),
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(LaunchFile {
+            path: path.to_path_buf(),
+            spec,
+            scenario_path,
+            scenario,
+            qos,
+            hosts,
+            agent_hosts,
+        })
+    }
+
+    /// The host of the coordinator node.
+    pub fn coordinator_host(&self) -> &str {
+        self.spec
+            .nodes
+            .iter()
+            .find(|n| n.kind == NodeKind::Coordinator)
+            .map_or("local", |n| n.host.as_str())
+    }
+}
+
+pub fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Coordinator => "coordinator",
+        NodeKind::Agent => "agent",
+        NodeKind::Sensor => "sensor",
+        NodeKind::Bridge => "bridge",
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn find_line(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map_or(1, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse() {
+        assert_eq!(HostAddress::parse("local"), Ok(HostAddress::Local));
+        assert_eq!(
+            HostAddress::parse("netns:convoy_a"),
+            Ok(HostAddress::Netns("convoy_a".into()))
+        );
+        assert_eq!(
+            HostAddress::parse("ssh://sim@10.0.0.2"),
+            Ok(HostAddress::Ssh {
+                user: Some("sim".into()),
+                host: "10.0.0.2".into()
+            })
+        );
+        assert!(HostAddress::parse("netns:").is_err());
+        assert!(HostAddress::parse("tcp://x").is_err());
+    }
+}

@@ -1,0 +1,293 @@
+//! `convoy launch`: a graph over three network-namespace hosts, and QoS swapped per run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use convoy_tests::{
+    domain, processes_on_domain, repo_root, run_with_timeout, wait_for_line, wait_until, watchdog,
+    workspace_bin, ChildGuard,
+};
+
+fn convoy() -> Command {
+    let mut cmd = Command::new(workspace_bin("convoy"));
+    cmd.current_dir(repo_root());
+    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
+    cmd
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = convoy_tests::profile_dir().join("test-launch").join(name);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    dir
+}
+
+const FOUR_CARS: &str = r#"
+[scenario]
+name = "four_cars"
+dt = 0.01
+lease = 1.5
+
+[[agents]]
+id = "a1"
+start = { x = 0.0, y = 0.0 }
+controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 0.0], [400.0, 0.0]] }
+
+[[agents]]
+id = "a2"
+start = { x = 0.0, y = 10.0 }
+controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 10.0], [400.0, 10.0]] }
+
+[[agents]]
+id = "b1"
+start = { x = 0.0, y = 20.0 }
+controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 20.0], [400.0, 20.0]] }
+
+[[agents]]
+id = "b2"
+start = { x = 0.0, y = 30.0 }
+controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 30.0], [400.0, 30.0]] }
+"#;
+
+fn three_hosts(dir: &Path) -> PathBuf {
+    std::fs::write(dir.join("four_cars.toml"), FOUR_CARS).expect("scenario");
+    let launch = format!(
+        r#"
+[run]
+domain = {}
+scenario = "four_cars.toml"
+
+[hosts.a]
+address = "netns:cvt_a"
+
+[hosts.b]
+address = "netns:cvt_b"
+
+[hosts.c]
+address = "netns:cvt_c"
+
+[[nodes]]
+kind = "coordinator"
+host = "a"
+
+[[nodes]]
+kind = "agent"
+host = "a"
+agents = ["a1", "a2"]
+
+[[nodes]]
+kind = "agent"
+host = "b"
+agents = ["b1", "b2"]
+"#,
+        domain::LAUNCH_NETNS
+    );
+    let path = dir.join("three_hosts.toml");
+    std::fs::write(&path, launch).expect("launch file");
+    path
+}
+
+fn netns(action: &str, file: &Path) {
+    let (ok, out, err) = run_with_timeout(
+        convoy().args(["netns", action]).arg(file),
+        Duration::from_secs(60),
+    );
+    assert!(
+        ok,
+        "convoy netns {action} failed (the suite runs as root):\n{out}\n{err}"
+    );
+}
+
+fn namespaces() -> Vec<String> {
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with("cvt_"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Tears the namespaces down even when the test fails half-way.
+struct Namespaces(PathBuf);
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        let _ = convoy().args(["netns", "down"]).arg(&self.0).output();
+    }
+}
+
+#[test]
+fn a_graph_over_three_namespace_hosts_runs_loses_an_agent_and_cleans_up() {
+    watchdog("three hosts", Duration::from_secs(300));
+    let dir = scratch_dir("three_hosts");
+    let file = three_hosts(&dir);
+    let d = domain::LAUNCH_NETNS;
+
+    let (ok, out, err) = run_with_timeout(
+        convoy().args(["launch"]).arg(&file).arg("--check"),
+        Duration::from_secs(30),
+    );
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("agent/b2") && out.contains("on b (netns:cvt_b)"),
+        "{out}"
+    );
+
+    netns("up", &file);
+    let _cleanup = Namespaces(file.clone());
+    assert_eq!(namespaces().len(), 3);
+
+    let mut launch = ChildGuard::spawn(
+        "convoy launch",
+        convoy()
+            .args(["launch"])
+            .arg(&file)
+            .args(["--frames", "1000000"])
+            .env("RUST_LOG", "info,rustdds=off")
+            .stdout(Stdio::piped()),
+    );
+    let lines = launch.stdout_lines();
+    let limit = Duration::from_secs(60);
+    // Remote states arrive: a1 (host a) mirrors b1 and b2 (host b) as zombies, and the
+    // lockstep runs, which needs every agent's state every frame across the bridge.
+    wait_for_line(&lines, limit, "a1's zombies from both hosts", |l| {
+        l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1", "b2"]"#)
+    });
+    wait_for_line(&lines, limit, "lockstep progress", |l| {
+        l.contains("] frame ") && l.contains("agents 4")
+    });
+
+    // Kill the remote agent b2 outright.
+    let pid = find_agent(d, "b2").expect("b2's process");
+    // SAFETY: kill(2) with SIGKILL on a process of this test's own graph.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    wait_for_line(&lines, limit, "b2 leaving", |l| {
+        l.contains("agent b2 left the run")
+    });
+    wait_for_line(&lines, limit, "a1 dropping b2's zombie", |l| {
+        l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1"]"#)
+    });
+    wait_for_line(&lines, limit, "the run going on with 3 agents", |l| {
+        l.contains("] frame ") && l.contains("agents 3")
+    });
+
+    let status = launch.terminate(Duration::from_secs(15));
+    assert!(status.is_some(), "convoy launch did not stop on SIGTERM");
+    wait_until("no node left", Duration::from_secs(10), || {
+        processes_on_domain(d).is_empty()
+    });
+    netns("down", &file);
+    assert!(
+        namespaces().is_empty(),
+        "namespaces left: {:?}",
+        namespaces()
+    );
+}
+
+fn find_agent(domain: u32, id: &str) -> Option<i32> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let words: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|w| String::from_utf8_lossy(w).to_string())
+            .collect();
+        let has = |a: &str, b: &str| words.windows(2).any(|w| w[0] == a && w[1] == b);
+        if words.first().is_some_and(|w| w.ends_with("convoy-agent"))
+            && has("--id", id)
+            && has("--domain", &domain.to_string())
+        {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// The reliability the agent state writers announce, read back through discovery.
+fn announced_reliability(domain: u32) -> String {
+    let mut last = String::new();
+    for _ in 0..15 {
+        let (ok, out, err) = run_with_timeout(
+            convoy().args([
+                "--domain",
+                &domain.to_string(),
+                "topic",
+                "list",
+                "--verbose",
+                "--wait",
+                "1",
+            ]),
+            Duration::from_secs(60),
+        );
+        assert!(ok, "{err}");
+        // The block of the topic, up to the next topic line.
+        if let Some(start) = out.find("convoy/agent/ego/state  [") {
+            let block: String = out[start..]
+                .lines()
+                .skip(1)
+                .take_while(|l| l.starts_with(' '))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if block.contains("writer") {
+                return block;
+            }
+        }
+        last = out;
+    }
+    panic!("convoy/agent/ego/state never listed with a writer:\n{last}");
+}
+
+#[test]
+fn the_same_launch_file_runs_with_swapped_qos() {
+    watchdog("qos swap", Duration::from_secs(300));
+    let dir = scratch_dir("qos_swap");
+    let scenario = repo_root().join("launch/scenarios/two_cars.toml");
+    for (d, qos, expected, other) in [
+        (
+            domain::LAUNCH_QOS_DEFAULT,
+            None,
+            "reliability: RELIABLE",
+            "BEST_EFFORT",
+        ),
+        (
+            domain::LAUNCH_QOS_BEST_EFFORT,
+            Some("qos/experiments.xml::best_effort"),
+            "reliability: BEST_EFFORT",
+            "RELIABLE",
+        ),
+    ] {
+        let file = dir.join(format!("local_{d}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "[run]\ndomain = {d}\nscenario = \"{}\"\n\n[[nodes]]\nkind = \"coordinator\"\nhost = \"local\"\n\n[[nodes]]\nkind = \"agent\"\nhost = \"local\"\n",
+                scenario.display()
+            ),
+        )
+        .expect("launch file");
+        let mut cmd = convoy();
+        cmd.arg("launch").arg(&file).args(["--duration", "100000"]);
+        if let Some(q) = qos {
+            cmd.args(["--with-qos", q]);
+        }
+        let mut launch = ChildGuard::spawn("convoy launch", cmd.stdout(Stdio::piped()));
+        let lines = launch.stdout_lines();
+        wait_for_line(&lines, Duration::from_secs(60), "the run", |l| {
+            l.contains("] frame ")
+        });
+        let block = announced_reliability(d);
+        assert!(block.contains(expected), "QoS {qos:?}: {block}");
+        assert!(!block.contains(other), "QoS {qos:?}: {block}");
+        launch.terminate(Duration::from_secs(15));
+        wait_until("no node left", Duration::from_secs(10), || {
+            processes_on_domain(d).is_empty()
+        });
+    }
+}
