@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: a C toolchain for -sys crates, CycloneDDS (idlc + ddsperf + headers) as the
-# independent DDS peer and latency reference.
-packages=(build-essential pkg-config cyclonedds-tools cyclonedds-dev)
+# independent DDS peer and latency reference; iproute2 and nftables for network-namespace hosts
+# and their link conditions; OpenSSH for ssh:// hosts (the suite runs its own sshd).
+packages=(build-essential pkg-config cyclonedds-tools cyclonedds-dev iproute2 nftables openssh-server openssh-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

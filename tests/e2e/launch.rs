@@ -164,15 +164,26 @@ fn a_graph_over_three_namespace_hosts_runs_loses_an_agent_and_cleans_up() {
     unsafe {
         libc::kill(pid, libc::SIGKILL);
     }
-    wait_for_line(&lines, limit, "b2 leaving", |l| {
-        l.contains("agent b2 left the run")
-    });
-    wait_for_line(&lines, limit, "a1 dropping b2's zombie", |l| {
-        l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1"]"#)
-    });
-    wait_for_line(&lines, limit, "the run going on with 3 agents", |l| {
-        l.contains("] frame ") && l.contains("agents 3")
-    });
+    // Three things follow, in whatever order the nodes' outputs interleave: the coordinator
+    // drops b2, a1 drops b2's zombie, and the lockstep goes on with three agents.
+    let mut left = false;
+    let mut zombie_gone = false;
+    let mut three = false;
+    let mut seen = Vec::new();
+    let until = std::time::Instant::now() + limit;
+    while !(left && zombie_gone && three) {
+        let wait = until.saturating_duration_since(std::time::Instant::now());
+        let Ok(l) = lines.recv_timeout(wait) else {
+            panic!(
+                "after killing b2: left {left}, zombie gone {zombie_gone}, 3 agents {three}; lines:\n{}",
+                seen.join("\n")
+            );
+        };
+        left |= l.contains("agent b2 left the run");
+        zombie_gone |= l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1"]"#);
+        three |= left && l.contains("] frame ") && l.contains("agents 3");
+        seen.push(l);
+    }
 
     let status = launch.terminate(Duration::from_secs(15));
     assert!(status.is_some(), "convoy launch did not stop on SIGTERM");
@@ -290,4 +301,113 @@ fn the_same_launch_file_runs_with_swapped_qos() {
             processes_on_domain(d).is_empty()
         });
     }
+}
+
+/// An sshd of the test's own on 127.0.0.1 (Debian openssh-server), with keys made for the test.
+struct Sshd {
+    _daemon: ChildGuard,
+    options: String,
+}
+
+fn start_sshd(dir: &Path, port: u16) -> Sshd {
+    let keygen = |file: &Path| {
+        let _ = std::fs::remove_file(file);
+        let _ = std::fs::remove_file(file.with_extension("pub"));
+        let status = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(file)
+            .status()
+            .expect("ssh-keygen (Debian openssh-client)");
+        assert!(status.success(), "ssh-keygen failed");
+    };
+    let client_key = dir.join("id");
+    let host_key = dir.join("host_key");
+    keygen(&client_key);
+    keygen(&host_key);
+    // A fresh host key each run: forget the last run's.
+    let _ = std::fs::remove_file(dir.join("known_hosts"));
+    std::fs::copy(
+        client_key.with_extension("pub"),
+        dir.join("authorized_keys"),
+    )
+    .expect("keys");
+    let config = dir.join("sshd_config");
+    std::fs::write(
+        &config,
+        format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\n\
+             PidFile {}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n\
+             StrictModes no\nUsePAM no\n",
+            host_key.display(),
+            dir.join("authorized_keys").display(),
+            dir.join("sshd.pid").display()
+        ),
+    )
+    .expect("sshd_config");
+    // sshd's privilege separation wants this directory.
+    let _ = std::fs::create_dir_all("/run/sshd");
+    let daemon = ChildGuard::spawn(
+        "sshd",
+        Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(&config)
+            .stderr(Stdio::null()),
+    );
+    wait_until("sshd listening", Duration::from_secs(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let options = format!(
+        "-p {port} -i {} -o UserKnownHostsFile={} -o LogLevel=ERROR",
+        client_key.display(),
+        dir.join("known_hosts").display()
+    );
+    Sshd {
+        _daemon: daemon,
+        options,
+    }
+}
+
+#[test]
+fn nodes_run_on_an_ssh_host() {
+    watchdog("ssh host", Duration::from_secs(300));
+    let dir = scratch_dir("ssh");
+    let d = domain::LAUNCH_SSH;
+    let sshd = start_sshd(&dir, 22_000 + d as u16);
+    let scenario = repo_root().join("launch/scenarios/two_cars.toml");
+    let file = dir.join("ssh.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[run]\ndomain = {d}\nscenario = \"{}\"\n\n[hosts.remote]\naddress = \"ssh://root@127.0.0.1\"\n\n\
+             [[nodes]]\nkind = \"coordinator\"\nhost = \"local\"\n\n\
+             [[nodes]]\nkind = \"agent\"\nhost = \"remote\"\nagents = [\"ego\"]\n\n\
+             [[nodes]]\nkind = \"agent\"\nhost = \"local\"\n",
+            scenario.display()
+        ),
+    )
+    .expect("launch file");
+    let log = dir.join("states.jsonl");
+    let (ok, out, err) = run_with_timeout(
+        convoy()
+            .arg("launch")
+            .arg(&file)
+            .args(["--frames", "300", "--state-log"])
+            .arg(&log)
+            .env("CONVOY_SSH_OPTS", &sshd.options),
+        Duration::from_secs(120),
+    );
+    assert!(ok, "launch over ssh failed:\n{out}\n{err}");
+    assert!(
+        out.contains("agent/ego        on remote (ssh://root@127.0.0.1)"),
+        "{out}"
+    );
+    assert!(out.contains("done: 300 frames"), "{out}");
+    let states = convoy_tests::read_state_log(&log);
+    assert!(
+        states.contains_key(&(300, "ego".to_string())),
+        "no state of the ssh agent"
+    );
+    wait_until("no node left", Duration::from_secs(15), || {
+        processes_on_domain(d).is_empty()
+    });
 }

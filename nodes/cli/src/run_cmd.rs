@@ -37,9 +37,16 @@ pub fn on_host(host: &HostAddress, id: &str, program: &Path, args: Vec<String>) 
                 None => host.clone(),
             };
             // The remote shell gets one command line: quote every word.
-            let mut words = vec![shell_quote(&program.display().to_string())];
+            // The remote node has a terminal (-tt) but its output is piped back: no colours.
+            let mut words = vec![
+                "NO_COLOR=1".to_string(),
+                shell_quote(&program.display().to_string()),
+            ];
             words.extend(args.iter().map(|a| shell_quote(a)));
+            // -tt: the remote node gets a terminal, so stopping the local ssh client hangs it
+            // up and the node stops (SIGHUP) instead of running on, orphaned.
             let mut ssh_args: Vec<String> = vec![
+                "-tt".into(),
                 "-o".into(),
                 "BatchMode=yes".into(),
                 "-o".into(),

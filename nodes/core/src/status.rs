@@ -72,14 +72,23 @@ pub fn init_logging(default_level: &str) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         // Colour codes only on a terminal: node output is often piped and prefixed.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .try_init();
 }
 
-/// A flag that SIGINT or SIGTERM sets: every node's loop checks it and stops cleanly.
+/// A flag that SIGINT, SIGTERM or SIGHUP sets: every node's loop checks it and stops cleanly.
+/// SIGHUP is how a node started over ssh learns that `convoy launch` went away (its terminal
+/// hangs up).
 pub fn stop_flag() -> std::io::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
         signal_hook::flag::register(signal, std::sync::Arc::clone(&stop))?;
     }
     Ok(stop)
