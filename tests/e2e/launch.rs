@@ -103,7 +103,7 @@ fn namespaces() -> Vec<String> {
         .map(|d| {
             d.flatten()
                 .map(|e| e.file_name().to_string_lossy().to_string())
-                .filter(|n| n.starts_with("cvt_"))
+                .filter(|n| n.starts_with("cvt_") && !n.starts_with("cvt_p"))
                 .collect()
         })
         .unwrap_or_default()
@@ -410,4 +410,55 @@ fn nodes_run_on_an_ssh_host() {
     wait_until("no node left", Duration::from_secs(15), || {
         processes_on_domain(d).is_empty()
     });
+}
+
+#[test]
+fn bench_latency_runs_between_two_namespace_hosts_over_a_lossy_link() {
+    watchdog("netns bench", Duration::from_secs(300));
+    let dir = scratch_dir("netns_bench");
+    let d = domain::LAUNCH_NETNS_BENCH;
+    let file = dir.join("lossy.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[run]\ndomain = {d}\nscenario = \"{}\"\n\n\
+             [hosts.p]\naddress = \"netns:cvt_px\"\nlink = {{ loss_pct = 2.0 }}\n\n\
+             [hosts.q]\naddress = \"netns:cvt_py\"\n\n\
+             [[nodes]]\nkind = \"coordinator\"\nhost = \"p\"\n\n\
+             [[nodes]]\nkind = \"agent\"\nhost = \"q\"\n",
+            repo_root().join("launch/scenarios/two_cars.toml").display()
+        ),
+    )
+    .expect("launch file");
+    netns("up", &file);
+    let _cleanup = Namespaces(file.clone());
+    let csv = dir.join("latency.csv");
+    let _ = std::fs::remove_file(&csv);
+    let (ok, out, err) = run_with_timeout(
+        convoy()
+            .args(["bench", "latency", "--netns-hosts"])
+            .arg(&file)
+            .args([
+                "--domain",
+                &d.to_string(),
+                "--sizes",
+                "64",
+                "--duration",
+                "1",
+                "--out",
+            ])
+            .arg(&csv),
+        Duration::from_secs(120),
+    );
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("ping on host p (netns cvt_px), pong on host q (netns cvt_py)"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&csv).expect("csv");
+    let row: Vec<&str> = text.lines().nth(1).expect("a row").split(',').collect();
+    assert!(row[2].parse::<u64>().expect("round trips") > 0, "{text}");
+    // Reliable over a 2% lossy link: repaired, never lost.
+    assert_eq!(row[8], "0", "{text}");
+    netns("down", &file);
 }

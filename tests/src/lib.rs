@@ -36,6 +36,7 @@ pub mod domain {
     pub const LAUNCH_QOS_DEFAULT: u32 = 42;
     pub const LAUNCH_QOS_BEST_EFFORT: u32 = 43;
     pub const LAUNCH_SSH: u32 = 44;
+    pub const LAUNCH_NETNS_BENCH: u32 = 45;
 }
 
 /// The repository root (this crate lives in `tests/`).

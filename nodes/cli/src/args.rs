@@ -291,4 +291,8 @@ pub struct LatencyArgs {
     /// Seconds to wait for the other side to be discovered
     #[arg(long, default_value_t = 30.0)]
     pub match_timeout: f64,
+    /// Run ping on this launch file's first netns host and pong on its second (after
+    /// `convoy netns up FILE`): the round trip crosses the bridge and the link conditions
+    #[arg(long, value_name = "LAUNCH_FILE")]
+    pub netns_hosts: Option<PathBuf>,
 }

@@ -230,7 +230,10 @@ pub fn netns_down(file: &Path) -> Result<()> {
         }
         // Deleting the namespace usually takes the veth pair with it.
         if Path::new("/sys/class/net").join(veth).exists() {
-            let _ = sh(&["ip", "link", "del", veth]);
+            let _ = Command::new("ip")
+                .args(["link", "del", veth])
+                .stderr(std::process::Stdio::null())
+                .status();
         }
     }
     if Path::new("/sys/class/net").join(&net.bridge).exists() {

@@ -20,6 +20,8 @@ use convoy_core::topics::{self, TopicClass};
 
 use crate::args::{Baseline, LatencyArgs, Role};
 use crate::process::{stop_child, stop_flag};
+use crate::run_cmd::on_host;
+use convoy_core::launch::{HostAddress, LaunchFile};
 
 /// The line the pong process prints once its endpoints exist.
 const PONG_READY: &str = "pong ready";
@@ -109,13 +111,96 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()>
     match args.role {
         Role::Pong => pong(domain, qos),
         Role::Ping => ping_and_report(domain, qos, args),
+        Role::Both if args.netns_hosts.is_some() => between_namespaces(domain, qos, args),
         Role::Both => {
-            let mut child = spawn_pong(domain, qos)?;
+            let mut child = spawn_pong(domain, qos, &HostAddress::Local)?;
             let result = ping_and_report(domain, qos, args);
             stop_child(&mut child, Duration::from_secs(3));
             result
         }
     }
+}
+
+/// Ping on the launch file's first netns host, pong on its second (`convoy netns up FILE`
+/// first): the round trip crosses the bridge and both hosts' link conditions.
+fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()> {
+    let file = args.netns_hosts.as_ref().context("no launch file")?;
+    if args.baseline.is_some() {
+        bail!("--baseline runs on this host only; leave it out with --netns-hosts");
+    }
+    let launch = LaunchFile::load(file)?;
+    let hosts: Vec<(String, String)> = launch
+        .hosts
+        .iter()
+        .filter_map(|(name, a)| match a {
+            HostAddress::Netns(ns) => Some((name.clone(), ns.clone())),
+            _ => None,
+        })
+        .collect();
+    let [(ping_host, ping_ns), (pong_host, pong_ns), ..] = hosts.as_slice() else {
+        bail!("{}: --netns-hosts needs two netns hosts", file.display());
+    };
+    for ns in [ping_ns, pong_ns] {
+        if !std::path::Path::new("/run/netns").join(ns).exists() {
+            bail!(
+                "netns {ns} does not exist: run `convoy netns up {}` first",
+                file.display()
+            );
+        }
+    }
+    println!(
+        "ping on host {ping_host} (netns {ping_ns}), pong on host {pong_host} (netns {pong_ns})"
+    );
+    let mut pong = spawn_pong(domain, qos, &HostAddress::Netns(pong_ns.clone()))?;
+    let exe = std::env::current_exe().context("cannot find the convoy executable")?;
+    let mut ping_args: Vec<String> = vec![
+        "bench".into(),
+        "latency".into(),
+        "--role".into(),
+        "ping".into(),
+        "--domain".into(),
+        domain.to_string(),
+        "--sizes".into(),
+        args.sizes
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        "--duration".into(),
+        args.duration.to_string(),
+        "--round-trips".into(),
+        args.round_trips.to_string(),
+        "--burst".into(),
+        args.burst.to_string(),
+        "--loss-timeout".into(),
+        args.loss_timeout.to_string(),
+        "--match-timeout".into(),
+        args.match_timeout.to_string(),
+    ];
+    if let Some(spec) = qos {
+        ping_args.extend(["--qos".into(), spec.to_string()]);
+    }
+    if let Some(out) = &args.out {
+        let out = std::path::absolute(out).unwrap_or_else(|_| out.clone());
+        ping_args.extend(["--out".into(), out.display().to_string()]);
+    }
+    let node = on_host(
+        &HostAddress::Netns(ping_ns.clone()),
+        "ping",
+        &exe,
+        ping_args,
+    );
+    let status = Command::new(&node.program)
+        .args(&node.args)
+        .stdin(Stdio::null())
+        .status()
+        .context("cannot start the ping process");
+    stop_child(&mut pong, Duration::from_secs(3));
+    let status = status?;
+    if !status.success() {
+        bail!("the ping side failed ({status})");
+    }
+    Ok(())
 }
 
 fn profile_label(node: &Node) -> String {
@@ -165,17 +250,23 @@ fn pong(domain: u32, qos: Option<&QosSpec>) -> Result<()> {
 }
 
 /// Starts `convoy bench latency --role pong` as a child and waits (bounded) until it is ready.
-fn spawn_pong(domain: u32, qos: Option<&QosSpec>) -> Result<Child> {
+fn spawn_pong(domain: u32, qos: Option<&QosSpec>, host: &HostAddress) -> Result<Child> {
     let exe = std::env::current_exe().context("cannot find the convoy executable")?;
-    let mut cmd = Command::new(exe);
-    cmd.args(["bench", "latency", "--role", "pong", "--domain"])
-        .arg(domain.to_string())
-        .stdout(Stdio::piped())
-        .stdin(Stdio::null());
+    let mut args: Vec<String> = ["bench", "latency", "--role", "pong", "--domain"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.push(domain.to_string());
     if let Some(spec) = qos {
-        cmd.arg("--qos").arg(spec.to_string());
+        args.extend(["--qos".into(), spec.to_string()]);
     }
-    let mut child = cmd.spawn().context("cannot start the pong process")?;
+    let node = on_host(host, "pong", &exe, args);
+    let mut child = Command::new(&node.program)
+        .args(&node.args)
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .context("cannot start the pong process")?;
     let stdout = child.stdout.take().context("pong process has no stdout")?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
