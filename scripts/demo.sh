@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Sets up convoy and runs the demo: the two-car scenario as separate processes (coordinator +
-# one process per agent, lockstep over DDS) with a state log, then the DDS latency benchmark
-# between two convoy processes with CycloneDDS's ddsperf measured beside it.
+# Sets up convoy and runs the demo: launch/demo.toml (the two-car scenario as separate
+# processes: coordinator + one process per agent, lockstep over DDS) with a state log, then the
+# DDS latency benchmark between two convoy processes with CycloneDDS's ddsperf beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export RUST_LOG="${RUST_LOG:-warn,rustdds=error}"
 domain="${CONVOY_DOMAIN:-42}"
 mkdir -p target/demo
-echo "==> convoy run two_cars: 30 s of simulated time, lockstep, state log in target/demo/"
-target/debug/convoy --domain "$domain" run launch/scenarios/two_cars.toml --duration 30 \
-  --state-log target/demo/two_cars.jsonl
+echo "==> convoy launch launch/demo.toml: 30 s of simulated time, state log in target/demo/"
+target/debug/convoy launch launch/demo.toml --state-log target/demo/two_cars.jsonl
 echo "==> $(wc -l < target/demo/two_cars.jsonl) agent states logged (one JSON line per agent per frame)"
 echo "==> convoy bench latency (two processes, reliable 'bench' profile of qos/convoy.xml)"
 exec target/debug/convoy --domain "$domain" bench latency \
