@@ -66,7 +66,23 @@ impl Drop for TickSource {
 
 #[test]
 fn bad_input_gets_clear_errors() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &[
+                "launch",
+                "tests/fixtures/launch_unknown_host.toml",
+                "--check",
+            ],
+            "launch_unknown_host.toml:6: node on unknown host 'nowhere'",
+        ),
+        (
+            &["launch", "tests/fixtures/launch_sensor.toml", "--check"],
+            "launch_sensor.toml:9: node kind 'sensor' is not available yet",
+        ),
+        (
+            &["launch", "tests/fixtures/launch_typo.toml", "--check"],
+            "launch_typo.toml:3: unknown field `duraton`",
+        ),
         (
             &[
                 "qos",
