@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::config;
 use crate::qos::QosSpec;
 use crate::scenario::{ClockMode, Exchange, Scenario};
 
@@ -168,40 +169,19 @@ pub struct LaunchFile {
     pub agent_hosts: BTreeMap<String, String>,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum LaunchError {
-    #[error("{file}: cannot read launch file: {source}")]
-    Io {
-        file: String,
-        source: std::io::Error,
-    },
-    #[error("{file}:{line}: {message}")]
-    Invalid {
-        file: String,
-        line: usize,
-        message: String,
-    },
-}
+/// A launch file that cannot be used, with where.
+pub type LaunchError = crate::config::ConfigError;
 
 impl LaunchFile {
     pub fn load(path: &Path) -> Result<LaunchFile, LaunchError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| LaunchError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let (text, file) = config::read(path, "launch file")?;
         let invalid = |line: usize, message: String| LaunchError::Invalid {
             file: file.clone(),
             line,
             message,
         };
-        let spec: LaunchSpec = toml::from_str(&text).map_err(|e| {
-            invalid(
-                e.span().map_or(1, |s| line_of(&text, s.start)),
-                e.message().trim().to_string(),
-            )
-        })?;
-        let at = |needle: &str| find_line(&text, needle);
+        let spec: LaunchSpec = config::parse(&text, &file)?;
+        let at = |needle: &str| config::find_line(&text, needle);
         let base = path.parent().unwrap_or(Path::new("."));
 
         if crate::dds::check_domain_id(spec.run.domain).is_err() {
@@ -367,16 +347,6 @@ pub fn kind_name(kind: NodeKind) -> &'static str {
         NodeKind::Sensor => "sensor",
         NodeKind::Bridge => "bridge",
     }
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
-fn find_line(text: &str, needle: &str) -> usize {
-    text.lines()
-        .position(|l| l.contains(needle))
-        .map_or(1, |i| i + 1)
 }
 
 #[cfg(test)]

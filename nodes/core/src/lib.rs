@@ -8,6 +8,7 @@
 //! - [`status`]: every node's NodeStatus heartbeat, and log set-up;
 //! - [`world`]: the validity rules of world commands.
 
+pub mod config;
 pub mod dds;
 pub mod launch;
 pub mod messages;

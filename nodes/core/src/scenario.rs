@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::config;
 use crate::topics::check_id;
 
 /// CARLA's limits: at most 16 substeps per frame.
@@ -315,44 +316,23 @@ impl std::str::FromStr for Exchange {
 }
 
 /// A scenario file that cannot be used, with where.
-#[derive(Debug, thiserror::Error)]
-pub enum ScenarioError {
-    #[error("{file}: cannot read scenario: {source}")]
-    Io {
-        file: String,
-        source: std::io::Error,
-    },
-    #[error("{file}:{line}: {message}")]
-    Invalid {
-        file: String,
-        line: usize,
-        message: String,
-    },
-}
+pub type ScenarioError = crate::config::ConfigError;
 
 impl Scenario {
     /// Reads, parses and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let (text, file) = config::read(path, "scenario")?;
         Scenario::from_str(&text, &file)
     }
 
     /// Parses and validates scenario text; `file` names it in errors.
     pub fn from_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
-        let scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Invalid {
-            file: file.to_string(),
-            line: e.span().map_or(1, |s| line_of(text, s.start)),
-            message: e.message().trim().to_string(),
-        })?;
+        let scenario: Scenario = config::parse(text, file)?;
         scenario
             .validate()
             .map_err(|(key, message)| ScenarioError::Invalid {
                 file: file.to_string(),
-                line: find_line(text, &key),
+                line: config::find_line(text, &key),
                 message,
             })?;
         Ok(scenario)
@@ -531,17 +511,6 @@ impl AgentSpec {
         }
         Ok(())
     }
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
-/// The first line that mentions `needle` (for validation errors, which have no span).
-fn find_line(text: &str, needle: &str) -> usize {
-    text.lines()
-        .position(|l| l.contains(needle))
-        .map_or(1, |i| i + 1)
 }
 
 /// The path of a scenario given on the command line: as is, or under launch/scenarios/.
