@@ -361,3 +361,44 @@ fn a_missing_pong_side_is_reported_not_hung() {
     assert!(!ok);
     assert!(err.contains("matched"), "{err}");
 }
+
+#[test]
+fn assignments_plan_places_a_scenarios_sensors_offline() {
+    let (ok, out, err) = run_with_timeout(
+        convoy().args([
+            "assignments",
+            "--plan",
+            "launch/scenarios/two_cars.toml",
+            "--nodes",
+            "main=1.0,c1=1.0,c2=0.5",
+            "--json",
+        ]),
+        LIMIT,
+    );
+    assert!(ok, "{err}");
+    let list: Vec<serde_json::Value> = serde_json::from_str(out.trim()).expect("a JSON list");
+    let node_of = |sensor: &str| {
+        list.iter()
+            .find(|p| p["sensor"] == sensor)
+            .and_then(|p| p["node"].as_str())
+            .map(String::from)
+    };
+    // main_only imu -> main (0.25); client_only lidar -> c1 (c2 at capacity 0.5 would be 2.0);
+    // radar -> c2 (0.4, vs main 0.45, c1 1.2); gnss -> main (0.30, vs c2 0.5, c1 1.05).
+    assert_eq!(node_of("imu").as_deref(), Some("main"), "{out}");
+    assert_eq!(node_of("top_lidar").as_deref(), Some("c1"), "{out}");
+    assert_eq!(node_of("front_radar").as_deref(), Some("c2"), "{out}");
+    assert_eq!(node_of("gnss").as_deref(), Some("main"), "{out}");
+
+    let (ok, _, err) = run_with_timeout(
+        convoy().args([
+            "assignments",
+            "--plan",
+            "launch/scenarios/two_cars.toml",
+            "--nodes",
+            "main=x",
+        ]),
+        LIMIT,
+    );
+    assert!(!ok && err.contains("capacity 'x' is not a number"), "{err}");
+}

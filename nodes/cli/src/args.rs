@@ -57,6 +57,8 @@ pub enum Command {
     Netns(NetnsCommand),
     /// World commands to a running graph: pause, resume, teleport, control, state
     World(WorldArgs),
+    /// Sensor assignments: `--plan` computes where a scenario's sensors would go
+    Assignments(AssignmentsArgs),
     /// Measure the transport and the lockstep
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -113,6 +115,19 @@ pub enum NetnsCommand {
     Up { file: PathBuf },
     /// Remove them
     Down { file: PathBuf },
+}
+
+#[derive(Debug, Args)]
+pub struct AssignmentsArgs {
+    /// Compute the placement of this scenario's sensors offline (no DDS)
+    #[arg(long, value_name = "SCENARIO")]
+    pub plan: Option<PathBuf>,
+    /// Sensor nodes for --plan: ID=CAPACITY,...; ids starting with "main" are main nodes
+    #[arg(long, value_delimiter = ',', default_value = "main=1.0")]
+    pub nodes: Vec<String>,
+    /// One JSON list of {sensor, agent, node, load}
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! The `convoy` command line: argument parsing, logging set-up and one module per subcommand.
 
 pub mod args;
+pub mod assignments_cmd;
 pub mod bench;
 pub mod graph;
 pub mod launch_cmd;
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Qos(QosCommand::Show(a)) => qos_cmd::show(&a),
+        Command::Assignments(a) => assignments_cmd::run(&a),
         Command::Run(a) => run_cmd::run(cli.domain, cli.qos.as_ref(), &a),
         Command::Launch(mut a) => {
             // The global --qos is the natural spelling; it overrides the file's QoS.

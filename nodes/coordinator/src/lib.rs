@@ -4,6 +4,7 @@
 //! [`barrier`] and [`registry`] are plain data and rules; [`run`] is the loop that feeds them
 //! from DDS.
 
+pub mod assignment;
 pub mod barrier;
 pub mod registry;
 pub mod run;
