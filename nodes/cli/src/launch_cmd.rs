@@ -113,14 +113,7 @@ pub struct Network {
 }
 
 pub fn network(launch: &LaunchFile) -> Network {
-    let namespaces: Vec<(String, String)> = launch
-        .hosts
-        .iter()
-        .filter_map(|(name, a)| match a {
-            HostAddress::Netns(ns) => Some((name.clone(), ns.clone())),
-            _ => None,
-        })
-        .collect();
+    let namespaces = launch.netns_hosts();
     let key: String = namespaces
         .iter()
         .map(|(_, ns)| ns.as_str())

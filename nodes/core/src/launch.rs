@@ -330,6 +330,17 @@ impl LaunchFile {
         })
     }
 
+    /// (host name, namespace) of every `netns:` host, in host-name order.
+    pub fn netns_hosts(&self) -> Vec<(String, String)> {
+        self.hosts
+            .iter()
+            .filter_map(|(name, a)| match a {
+                HostAddress::Netns(ns) => Some((name.clone(), ns.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The host of the coordinator node.
     pub fn coordinator_host(&self) -> &str {
         self.spec

@@ -129,14 +129,7 @@ fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) ->
         bail!("--baseline runs on this host only; leave it out with --netns-hosts");
     }
     let launch = LaunchFile::load(file)?;
-    let hosts: Vec<(String, String)> = launch
-        .hosts
-        .iter()
-        .filter_map(|(name, a)| match a {
-            HostAddress::Netns(ns) => Some((name.clone(), ns.clone())),
-            _ => None,
-        })
-        .collect();
+    let hosts = launch.netns_hosts();
     let [(ping_host, ping_ns), (pong_host, pong_ns), ..] = hosts.as_slice() else {
         bail!("{}: --netns-hosts needs two netns hosts", file.display());
     };
