@@ -256,6 +256,7 @@ fn rust_types_and_idl_agree_with_cyclonedds() {
                 sensor_id: "front_cam".into(),
                 node_id: "sensor-client-1".into(),
                 epoch: u32::MAX,
+                load: 0.35,
             },
         ),
         pair(&node, "Image", image()),

@@ -5,8 +5,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use convoy_tests::{
-    domain, processes_on_domain, repo_root, run_with_timeout, wait_for_line, wait_until, watchdog,
-    workspace_bin, ChildGuard,
+    domain, find_node_process, processes_on_domain, repo_root, run_with_timeout, wait_for_line,
+    wait_until, watchdog, workspace_bin, ChildGuard,
 };
 
 fn convoy() -> Command {
@@ -159,7 +159,7 @@ fn a_graph_over_three_namespace_hosts_runs_loses_an_agent_and_cleans_up() {
     });
 
     // Kill the remote agent b2 outright.
-    let pid = find_agent(d, "b2").expect("b2's process");
+    let pid = find_node_process(d, "convoy-agent", "--id", "b2").expect("b2's process");
     // SAFETY: kill(2) with SIGKILL on a process of this test's own graph.
     unsafe {
         libc::kill(pid, libc::SIGKILL);
@@ -198,27 +198,129 @@ fn a_graph_over_three_namespace_hosts_runs_loses_an_agent_and_cleans_up() {
     );
 }
 
-fn find_agent(domain: u32, id: &str) -> Option<i32> {
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let words: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .map(|w| String::from_utf8_lossy(w).to_string())
-            .collect();
-        let has = |a: &str, b: &str| words.windows(2).any(|w| w[0] == a && w[1] == b);
-        if words.first().is_some_and(|w| w.ends_with("convoy-agent"))
-            && has("--id", id)
-            && has("--domain", &domain.to_string())
-        {
-            return Some(pid);
-        }
+/// launch/three_hosts.toml as shipped, moved onto this test's namespaces and domain (and with
+/// absolute paths, as it is copied elsewhere).
+fn shipped_three_hosts(dir: &Path) -> PathBuf {
+    let shipped = repo_root().join("launch/three_hosts.toml");
+    let text = std::fs::read_to_string(&shipped).expect("launch/three_hosts.toml");
+    let launch_dir = repo_root().join("launch");
+    let text = text
+        .replace("netns:convoy_", "netns:cvf_")
+        .replace(
+            "domain = 43",
+            &format!("domain = {}", domain::SENSOR_FAILOVER),
+        )
+        .replace(
+            "scenario = \"scenarios/",
+            &format!("scenario = \"{}/scenarios/", launch_dir.display()),
+        )
+        .replace(
+            "qos = \"../",
+            &format!("qos = \"{}/../", launch_dir.display()),
+        );
+    assert!(text.contains("netns:cvf_c") && text.contains("kind = \"sensor\""));
+    let path = dir.join("three_hosts.toml");
+    std::fs::write(&path, text).expect("launch file");
+    path
+}
+
+/// A sample's header frame, from `convoy topic echo --json`.
+fn header_frame(line: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    v["header"]["frame"].as_u64()
+}
+
+#[test]
+fn a_dead_client_sensor_nodes_sensors_move_to_the_main_and_resume() {
+    watchdog("sensor failover", Duration::from_secs(300));
+    let dir = scratch_dir("sensor_failover");
+    let file = shipped_three_hosts(&dir);
+    let d = domain::SENSOR_FAILOVER;
+    netns("up", &file);
+    let _cleanup = Namespaces(file.clone());
+
+    let mut launch = ChildGuard::spawn(
+        "convoy launch",
+        convoy()
+            .args(["launch"])
+            .arg(&file)
+            .args(["--frames", "1000000"])
+            .env("RUST_LOG", "warn,rustdds=off")
+            .stdout(Stdio::piped()),
+    );
+    let lines = launch.stdout_lines();
+    let limit = Duration::from_secs(90);
+    // The client on host c takes both client_only radars; the main the rest.
+    for sensor in ["car_00/front_radar", "car_08/rear_radar"] {
+        wait_for_line(&lines, limit, &format!("{sensor} placed on c"), |l| {
+            l.contains(&format!("sensor {sensor} -> c ")) && l.contains("epoch 1")
+        });
     }
-    None
+    wait_for_line(&lines, limit, "lockstep progress", |l| {
+        l.contains("] frame ") && l.contains("agents 16")
+    });
+    // A subscriber on host a, in another process: the rear radar's samples.
+    let mut echo = ChildGuard::spawn(
+        "topic echo",
+        Command::new("ip")
+            .args(["netns", "exec", "cvf_a"])
+            .arg(workspace_bin("convoy"))
+            .args(["--domain", &d.to_string(), "topic", "echo", "--json"])
+            .arg("convoy/sensor/car_08/rear_radar")
+            .stdout(Stdio::piped()),
+    );
+    let samples = echo.stdout_lines();
+    let first = wait_for_line(&samples, limit, "a rear radar sample from c", |l| {
+        header_frame(l).is_some()
+    });
+    let before = header_frame(&first).unwrap_or(0);
+
+    // Kill the client sensor node outright.
+    let pid = find_node_process(d, "convoy-sensor", "--name", "c").expect("sensor node c");
+    // SAFETY: kill(2) with SIGKILL on a process of this test's own graph.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    let killed = std::time::Instant::now();
+    wait_for_line(&lines, limit, "the coordinator dropping c", |l| {
+        l.contains("sensor node c left at frame")
+    });
+    // Reassigned within the lease (2 s) plus one second.
+    wait_for_line(&lines, limit, "rear_radar moved to the main", |l| {
+        l.contains("sensor car_08/rear_radar -> main ") && l.contains("epoch 2, failover")
+    });
+    let reassigned = killed.elapsed();
+    assert!(
+        reassigned < Duration::from_secs(3),
+        "reassignment took {reassigned:?}, more than the 2 s lease plus 1 s"
+    );
+    // The gap is reported, and the run goes on with every agent.
+    let resumed = wait_for_line(&lines, limit, "the rear radar resuming", |l| {
+        l.contains("sensor car_08/rear_radar resumed on main at frame")
+    });
+    assert!(resumed.contains("gap of "), "{resumed}");
+    wait_for_line(&lines, limit, "progress after the failover", |l| {
+        l.contains("] frame ") && l.contains("agents 16")
+    });
+    // The topic resumes: samples from frames after the kill reach the subscriber.
+    let resumed_frame: u64 = resumed
+        .split("at frame ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|f| f.trim().parse().ok())
+        .expect("resumed frame");
+    let later = wait_for_line(&samples, limit, "a rear radar sample from the main", |l| {
+        header_frame(l).is_some_and(|f| f >= resumed_frame)
+    });
+    assert!(header_frame(&later).unwrap_or(0) > before);
+    println!("reassigned {reassigned:?} after the kill; {resumed}");
+
+    echo.terminate(Duration::from_secs(5));
+    let status = launch.terminate(Duration::from_secs(15));
+    assert!(status.is_some(), "convoy launch did not stop on SIGTERM");
+    wait_until("no node left", Duration::from_secs(10), || {
+        processes_on_domain(d).is_empty()
+    });
 }
 
 /// The reliability the agent state writers announce, read back through discovery.

@@ -151,6 +151,7 @@ static void build_sensor_assignment (convoy_SensorAssignment *a)
   a->sensor_id = lit ("front_cam");
   a->node_id = lit ("sensor-client-1");
   a->epoch = UINT32_MAX; /* 4294967295 */
+  a->load = 0.35;
 }
 
 static void build_image (convoy_Image *img)
@@ -577,6 +578,7 @@ static void compare_sensor_assignment (struct cmp *c, const void *vgot, const vo
   cmp_str (c, "sensor_id", got->sensor_id, want->sensor_id);
   cmp_str (c, "node_id", got->node_id, want->node_id);
   cmp_u64 (c, "epoch", got->epoch, want->epoch);
+  cmp_f64 (c, "load", got->load, want->load);
 }
 
 static void compare_image (struct cmp *c, const void *vgot, const void *vwant)

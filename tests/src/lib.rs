@@ -37,6 +37,10 @@ pub mod domain {
     pub const LAUNCH_QOS_BEST_EFFORT: u32 = 43;
     pub const LAUNCH_SSH: u32 = 44;
     pub const LAUNCH_NETNS_BENCH: u32 = 45;
+    pub const SENSOR_FAILOVER: u32 = 46;
+    pub const SENSORS_SYNC: u32 = 51;
+    pub const SENSORS_RESTART: u32 = 52;
+    pub const SENSORS_ASYNC: u32 = 53;
 }
 
 /// The repository root (this crate lives in `tests/`).
@@ -257,7 +261,9 @@ pub fn processes_on_domain(domain: u32) -> Vec<String> {
         };
         let text = String::from_utf8_lossy(&cmdline).to_string();
         if text.contains(&needle)
-            && (text.contains("convoy-agent") || text.contains("convoy-coordinator"))
+            && (text.contains("convoy-agent")
+                || text.contains("convoy-coordinator")
+                || text.contains("convoy-sensor"))
         {
             found.push(text.replace('\0', " "));
         }
@@ -280,4 +286,29 @@ pub fn read_state_log(
         states.insert((frame, agent), v);
     }
     states
+}
+
+/// The pid of the running `binary` (e.g. "convoy-agent") of this test's `domain` whose command
+/// line has `flag value` (e.g. "--id", "b2").
+pub fn find_node_process(domain: u32, binary: &str, flag: &str, value: &str) -> Option<i32> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let words: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|w| String::from_utf8_lossy(w).to_string())
+            .collect();
+        let has = |a: &str, b: &str| words.windows(2).any(|w| w[0] == a && w[1] == b);
+        if words.first().is_some_and(|w| w.ends_with(binary))
+            && has(flag, value)
+            && has("--domain", &domain.to_string())
+        {
+            return Some(pid);
+        }
+    }
+    None
 }

@@ -372,7 +372,7 @@ impl Agent {
         };
         self.world.step(&control, tick.dt_ns as f64 * 1e-9);
         let state = self.world.state(tick.frame, tick.sim_time_ns);
-        write_patiently(&self.io.state, state, &self.stop)?;
+        self.io.state.write_patiently(state, &self.stop)?;
         if self.config.stall_at_frame == Some(tick.frame) {
             tracing::warn!(
                 "stalling {:?} at frame {} (test hook)",
@@ -385,7 +385,7 @@ impl Agent {
             node_id: format!("agent/{}", self.id),
             frame: tick.frame,
         };
-        write_patiently(&self.io.done, done, &self.stop)?;
+        self.io.done.write_patiently(done, &self.stop)?;
         self.done_frame = Some(tick.frame);
         // Frames before N-1 are never needed again.
         let keep_from = tick.frame.saturating_sub(1);
@@ -393,34 +393,5 @@ impl Agent {
             *by_frame = by_frame.split_off(&keep_from);
         }
         Ok(())
-    }
-}
-
-/// Writes a sample, waiting out a full reliable history: a peer that died keeps its readers
-/// matched (never acknowledging) until DDS discovery drops it after its participant lease, and
-/// until then rustdds refuses writes. The agent's frame simply takes longer; it does not fail.
-fn write_patiently<M: convoy_core::messages::Message>(
-    publisher: &Publisher<M>,
-    sample: M,
-    stop: &AtomicBool,
-) -> Result<()> {
-    let mut reported = false;
-    loop {
-        match publisher.write(sample.clone()) {
-            Ok(()) => return Ok(()),
-            Err(convoy_core::dds::PublishError::WouldBlock { .. }) => {
-                if !reported {
-                    reported = true;
-                    tracing::warn!(
-                        "{}: a reader does not acknowledge (a node that died?); retrying",
-                        publisher.topic()
-                    );
-                }
-                if stop.load(Ordering::Relaxed) {
-                    return Err(anyhow!("stopped while writing {}", publisher.topic()));
-                }
-            }
-            Err(e) => return Err(e.into()),
-        }
     }
 }

@@ -125,9 +125,15 @@ pub struct AssignmentsArgs {
     /// Sensor nodes for --plan: ID=CAPACITY,...; ids starting with "main" are main nodes
     #[arg(long, value_delimiter = ',', default_value = "main=1.0")]
     pub nodes: Vec<String>,
-    /// One JSON list of {sensor, agent, node, load}
+    /// One JSON list of {sensor, agent, node, load} (live: also epoch)
     #[arg(long)]
     pub json: bool,
+    /// Live table: seconds to collect assignments before printing
+    #[arg(long, default_value_t = 2.0)]
+    pub wait: f64,
+    /// Live table: print it again every second until Ctrl-C
+    #[arg(long)]
+    pub watch: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,9 +1,17 @@
+//! `convoy assignments`: the live table of which sensor node runs which sensor (read from the
+//! TRANSIENT_LOCAL `convoy/assignments` and the node registry), and
 //! `convoy assignments --plan SCENARIO --nodes main=1.0,c1=1.0,c2=0.5 [--json]`: where a
 //! scenario's sensors would go, computed offline by the coordinator's own assignment code.
 
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
 use anyhow::{bail, Context, Result};
 use convoy_coordinator::assignment::{assign, demands, SensorNode, SensorNodeRole};
+use convoy_core::dds::Node;
+use convoy_core::messages::{NodeStatus, SensorAssignment, SensorKey};
 use convoy_core::scenario::{resolve_path, Scenario};
+use convoy_core::topics::{self, TopicClass};
 
 use crate::args::AssignmentsArgs;
 
@@ -30,15 +38,93 @@ pub fn parse_node(spec: &str) -> Result<SensorNode> {
         id: id.to_string(),
         role,
         capacity,
+        carried: 0.0,
     })
 }
 
-pub fn run(args: &AssignmentsArgs) -> Result<()> {
-    let Some(scenario) = &args.plan else {
-        bail!(
-            "the live assignment table needs sensor nodes, which this convoy version does not run \
-             yet; use --plan SCENARIO --nodes ... to compute a placement"
+/// The live table: what the coordinator assigned, and whether each node still beats.
+pub fn live(node: &Node, args: &AssignmentsArgs) -> Result<()> {
+    if !(args.wait.is_finite() && args.wait > 0.0 && args.wait <= 3600.0) {
+        bail!("--wait {} must be between 0 and 3600 seconds", args.wait);
+    }
+    let mut assignments =
+        node.subscriber::<SensorAssignment>(topics::ASSIGNMENTS, TopicClass::Assignment)?;
+    let mut nodes = node.subscriber::<NodeStatus>(topics::NODES, TopicClass::Status)?;
+    let mut book: BTreeMap<SensorKey, SensorAssignment> = BTreeMap::new();
+    let mut seen: BTreeMap<String, (NodeStatus, Instant)> = BTreeMap::new();
+    let stop = crate::process::stop_flag()?;
+    let mut next_print = Instant::now() + Duration::from_secs_f64(args.wait);
+    loop {
+        for a in assignments.take_wait(1024, Duration::from_millis(50)) {
+            let key = SensorKey {
+                agent_id: a.value.agent_id.clone(),
+                sensor_id: a.value.sensor_id.clone(),
+            };
+            if book.get(&key).is_none_or(|old| old.epoch <= a.value.epoch) {
+                book.insert(key, a.value);
+            }
+        }
+        for s in nodes.take(256) {
+            seen.insert(s.value.node_id.clone(), (s.value, Instant::now()));
+        }
+        if Instant::now() >= next_print {
+            print_live(&book, &seen, args.json);
+            if !args.watch || stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(());
+            }
+            next_print = Instant::now() + Duration::from_secs(1);
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
+    }
+}
+
+fn print_live(
+    book: &BTreeMap<SensorKey, SensorAssignment>,
+    seen: &BTreeMap<String, (NodeStatus, Instant)>,
+    json: bool,
+) {
+    // A node is up while it beats (NodeStatus every 250 ms; 2 s without one: gone).
+    let state = |name: &str| match seen.get(&format!("sensor/{name}")) {
+        Some((_, at)) if at.elapsed() < Duration::from_secs(2) => "up",
+        Some(_) => "silent",
+        None => "unseen",
+    };
+    if json {
+        let list: Vec<serde_json::Value> = book
+            .values()
+            .map(|a| {
+                serde_json::json!({"sensor": a.sensor_id, "agent": a.agent_id, "node": a.node_id,
+                    "load": a.load, "epoch": a.epoch, "node_state": state(&a.node_id)})
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(list));
+        return;
+    }
+    if book.is_empty() {
+        println!("no sensor assignments (is a coordinator with sensors running on this domain?)");
+        return;
+    }
+    println!(
+        "{:<28} {:<12} {:>5} {:>6}  node",
+        "sensor", "node", "load", "epoch"
+    );
+    for a in book.values() {
+        println!(
+            "{:<28} {:<12} {:>5.2} {:>6}  {}",
+            format!("{}/{}", a.agent_id, a.sensor_id),
+            a.node_id,
+            a.load,
+            a.epoch,
+            state(&a.node_id)
         );
+    }
+}
+
+pub fn plan(args: &AssignmentsArgs) -> Result<()> {
+    let Some(scenario) = &args.plan else {
+        bail!("--plan SCENARIO is required");
     };
     let scenario = Scenario::load(&resolve_path(scenario))?;
     let nodes = args

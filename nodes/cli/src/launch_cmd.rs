@@ -27,31 +27,39 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         state_log: args.state_log.clone(),
         coordinator_args: Vec::new(),
     };
-    let coordinator_host = launch.coordinator_host().to_string();
     let host_of = |node_id: &str| -> HostAddress {
-        let host = match node_id.strip_prefix("agent/") {
-            Some(agent) => launch
-                .agent_hosts
-                .get(agent)
-                .cloned()
-                .unwrap_or_else(|| "local".into()),
-            None => coordinator_host.clone(),
-        };
+        let host = host_name_of(launch, node_id);
         launch
             .hosts
             .get(&host)
             .cloned()
             .unwrap_or(HostAddress::Local)
     };
-    let nodes = scenario_nodes(run.domain, qos.as_ref(), &run_args, &host_of)?;
+    let nodes = scenario_nodes(
+        run.domain,
+        qos.as_ref(),
+        &run_args,
+        &launch.sensor_nodes,
+        &host_of,
+    )?;
     Ok((run.domain, nodes))
 }
 
+/// The host name a node id runs on, as the launch file places it.
 fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
-    match node_id.strip_prefix("agent/") {
-        Some(agent) => launch.agent_hosts.get(agent).cloned().unwrap_or_default(),
-        None => launch.coordinator_host().to_string(),
+    if let Some(agent) = node_id.strip_prefix("agent/") {
+        return launch
+            .agent_hosts
+            .get(agent)
+            .cloned()
+            .unwrap_or_else(|| "local".into());
     }
+    if let Some(name) = node_id.strip_prefix("sensor/") {
+        if let Some(s) = launch.sensor_nodes.iter().find(|s| s.name == name) {
+            return s.host.clone();
+        }
+    }
+    launch.coordinator_host().to_string()
 }
 
 pub fn launch(args: &LaunchArgs) -> Result<()> {

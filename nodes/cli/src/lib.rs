@@ -55,7 +55,11 @@ pub fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Qos(QosCommand::Show(a)) => qos_cmd::show(&a),
-        Command::Assignments(a) => assignments_cmd::run(&a),
+        Command::Assignments(a) if a.plan.is_some() => assignments_cmd::plan(&a),
+        Command::Assignments(a) => {
+            let node = tool_node(cli.domain, cli.qos.as_ref())?;
+            assignments_cmd::live(&node, &a)
+        }
         Command::Run(a) => run_cmd::run(cli.domain, cli.qos.as_ref(), &a),
         Command::Launch(mut a) => {
             // The global --qos is the natural spelling; it overrides the file's QoS.

@@ -1,11 +1,12 @@
-//! `convoy run SCENARIO`: the coordinator and one process per agent on this host, with
-//! progress, until the frame/duration limit or Ctrl-C; none is left behind. It is the
-//! one-host case of `convoy launch`: both build their node processes with [`scenario_nodes`].
+//! `convoy run SCENARIO`: the coordinator, one process per agent and (when the scenario has
+//! sensors) a main sensor node on this host, with progress, until the frame/duration limit or
+//! Ctrl-C; none is left behind. It is the one-host case of `convoy launch`: both build their
+//! node processes with [`scenario_nodes`].
 
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use convoy_core::launch::HostAddress;
+use convoy_core::launch::{HostAddress, SensorNodeLaunch, SensorRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
 
@@ -77,12 +78,13 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The node processes of a scenario run: the coordinator, then the agents in id order, each
-/// placed on the host `host_of(node id)` says.
+/// The node processes of a scenario run: the coordinator, the agents in id order, then the
+/// sensor nodes, each placed on the host `host_of(node id)` says.
 pub fn scenario_nodes(
     domain: u32,
     qos: Option<&QosSpec>,
     args: &RunArgs,
+    sensors: &[SensorNodeLaunch],
     host_of: &dyn Fn(&str) -> HostAddress,
 ) -> Result<Vec<NodeProcess>> {
     let path = resolve_path(&args.scenario);
@@ -99,6 +101,8 @@ pub fn scenario_nodes(
     if let Some(mode) = &args.mode {
         common.extend(["--mode".into(), mode.clone()]);
     }
+    // Sensor nodes take no --exchange: they read the agents' state topics either way.
+    let sensor_common = common.clone();
     if let Some(exchange) = &args.exchange {
         common.extend(["--exchange".into(), exchange.clone()]);
     }
@@ -112,6 +116,9 @@ pub fn scenario_nodes(
     }
     if let Some(log) = &args.state_log {
         coordinator_args.extend(["--state-log".into(), log.display().to_string()]);
+    }
+    if !sensors.is_empty() {
+        coordinator_args.extend(["--sensor-nodes".into(), sensors.len().to_string()]);
     }
     coordinator_args.extend(args.coordinator_args.iter().cloned());
     let mut nodes = vec![on_host(
@@ -132,7 +139,42 @@ pub fn scenario_nodes(
             agent_args,
         ));
     }
+    if !sensors.is_empty() {
+        let sensor_bin = sibling_binary("convoy-sensor")?;
+        for s in sensors {
+            let mut sensor_args = vec![
+                path_arg.clone(),
+                "--name".into(),
+                s.name.clone(),
+                "--role".into(),
+                s.role.as_str().into(),
+                "--capacity".into(),
+                s.capacity.to_string(),
+            ];
+            sensor_args.extend(sensor_common.iter().cloned());
+            let node_id = format!("sensor/{}", s.name);
+            nodes.push(on_host(
+                &host_of(&node_id),
+                &node_id,
+                &sensor_bin,
+                sensor_args,
+            ));
+        }
+    }
     Ok(nodes)
+}
+
+/// The sensor nodes `convoy run` starts: one main when the scenario has sensors.
+pub fn default_sensor_nodes(scenario: &Scenario) -> Vec<SensorNodeLaunch> {
+    if scenario.agents.iter().all(|a| a.sensors.is_empty()) {
+        return Vec::new();
+    }
+    vec![SensorNodeLaunch {
+        name: "main".into(),
+        role: SensorRole::Main,
+        capacity: 1.0,
+        host: "local".into(),
+    }]
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
@@ -144,7 +186,9 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
             bail!("--duration {d} must be a positive number of simulated seconds");
         }
     }
-    let nodes = scenario_nodes(domain, qos, args, &|_| HostAddress::Local)?;
+    let scenario = Scenario::load(&resolve_path(&args.scenario))?;
+    let sensors = default_sensor_nodes(&scenario);
+    let nodes = scenario_nodes(domain, qos, args, &sensors, &|_| HostAddress::Local)?;
     println!(
         "starting {} nodes on domain {domain}: {}",
         nodes.len(),

@@ -27,6 +27,8 @@ pub struct SensorNode {
     pub id: String,
     pub role: SensorNodeRole,
     pub capacity: f64,
+    /// Sensor load the node already runs (sensors kept in place when only some move).
+    pub carried: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +96,7 @@ pub fn assign(nodes: &[SensorNode], sensors: &[SensorDemand]) -> Plan {
             } else {
                 0.0
             };
-            (n.id.as_str(), start)
+            (n.id.as_str(), start + n.carried)
         })
         .collect();
     let mut order: Vec<&SensorDemand> = sensors.iter().collect();
@@ -164,6 +166,7 @@ mod tests {
             id: id.into(),
             role,
             capacity,
+            carried: 0.0,
         }
     }
 

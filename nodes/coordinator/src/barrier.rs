@@ -14,6 +14,8 @@ pub struct Barrier {
     owed_state: BTreeSet<String>,
     /// Nodes already reported late for this frame (each is named once per frame).
     reported: BTreeSet<String>,
+    /// Nodes that answered this frame.
+    acked: BTreeSet<String>,
 }
 
 impl Barrier {
@@ -28,13 +30,29 @@ impl Barrier {
                 BTreeSet::new()
             },
             reported: BTreeSet::new(),
+            acked: BTreeSet::new(),
         }
     }
 
+    /// Other nodes that owe this frame (sensor nodes whose sensors are due).
+    pub fn owe(&mut self, node_ids: impl IntoIterator<Item = String>) {
+        self.owed_done.extend(node_ids);
+    }
+
     pub fn frame_done(&mut self, node_id: &str, frame: u64) {
-        if frame >= self.frame {
-            self.owed_done.remove(node_id);
+        if frame >= self.frame && self.owed_done.remove(node_id) {
+            self.acked.insert(node_id.to_string());
         }
+    }
+
+    /// A non-agent node left (its lease lapsed): it owes nothing any more.
+    pub fn remove_node(&mut self, node_id: &str) {
+        self.owed_done.remove(node_id);
+    }
+
+    /// Nodes that answered this frame.
+    pub fn acked(&self) -> &BTreeSet<String> {
+        &self.acked
     }
 
     pub fn state(&mut self, agent_id: &str, frame: u64) {

@@ -8,5 +8,6 @@ pub mod assignment;
 pub mod barrier;
 pub mod registry;
 pub mod run;
+pub mod sensors;
 
 pub use run::{run, CoordinatorConfig, RunSummary};

@@ -42,6 +42,10 @@ struct Args {
     /// Seconds to wait for every agent at start
     #[arg(long, default_value_t = 60.0)]
     startup_timeout: f64,
+    /// Sensor nodes to wait for before placing sensors (default: 1 when the scenario has
+    /// sensors); nodes that join later take sensors no node runs
+    #[arg(long)]
+    sensor_nodes: Option<usize>,
     /// Print a final RESULT line for `convoy bench lockstep`
     #[arg(long, hide = true)]
     result_line: bool,
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
             state_log: args.state_log,
             startup_timeout: Duration::from_secs_f64(args.startup_timeout),
             progress: true,
+            sensor_nodes: args.sensor_nodes,
         };
         let summary = run(&config, stop).map_err(|e| anyhow::anyhow!("{e:#}"))?;
         let (p50, p99) = summary.barrier_percentiles();

@@ -44,6 +44,10 @@ impl Registry {
             .collect()
     }
 
+    pub fn status(&self, node_id: &str) -> Option<&NodeStatus> {
+        self.nodes.get(node_id).map(|e| &e.status)
+    }
+
     pub fn contains(&self, node_id: &str) -> bool {
         self.nodes.contains_key(node_id)
     }

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
-    AgentState, FrameDone, NodeRole, NodeStatus, ReplyStatus, Tick, WorldCommandKind, WorldReply,
-    WorldRequest,
+    AgentState, FrameDone, NodeRole, NodeStatus, ReplyStatus, SensorAssignment, Tick,
+    WorldCommandKind, WorldReply, WorldRequest,
 };
 use convoy_core::qos::{QosSet, QosSpec};
 use convoy_core::scenario::{ClockMode, Exchange, Scenario, StepMode};
@@ -26,6 +26,7 @@ use convoy_core::world::check_command;
 
 use crate::barrier::{agent_node_id, agent_of_node, Barrier};
 use crate::registry::Registry;
+use crate::sensors::{as_sensor_node, sensor_name, sensor_node_id, sensor_of_node, SensorBook};
 
 /// How often Tick 0 is repeated until every agent answered it.
 const HANDSHAKE_PERIOD: Duration = Duration::from_millis(20);
@@ -51,6 +52,9 @@ pub struct CoordinatorConfig {
     pub startup_timeout: Duration,
     /// Print a progress line every second.
     pub progress: bool,
+    /// How many sensor nodes to wait for before placing sensors (None: one when the scenario
+    /// has sensors). More may join later; they get sensors no node runs.
+    pub sensor_nodes: Option<usize>,
 }
 
 /// What a finished run measured.
@@ -89,6 +93,7 @@ struct Endpoints {
     nodes: Subscriber<NodeStatus>,
     requests: Subscriber<WorldRequest>,
     replies: Publisher<WorldReply>,
+    assignments: Publisher<SensorAssignment>,
     states: Vec<(String, Subscriber<AgentState>, ReaderToken)>,
     beacon: StatusBeacon,
     waitset: WaitSet,
@@ -112,6 +117,11 @@ struct Coordinator {
     left: Vec<String>,
     stop: Arc<AtomicBool>,
     last_housekeeping: Instant,
+    sensors: SensorBook,
+    /// Sensor nodes named in the live table, by name (the registry has them by node id).
+    sensor_nodes_seen: std::collections::BTreeSet<String>,
+    /// Placement starts once this many sensor nodes registered (startup).
+    sensors_placed: bool,
 }
 
 pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSummary> {
@@ -144,11 +154,14 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         nodes: node.subscriber(topics::NODES, TopicClass::Status)?,
         requests: node.subscriber(topics::WORLD_REQUEST, TopicClass::World)?,
         replies: node.publisher(topics::WORLD_REPLY, TopicClass::World)?,
+        assignments: node.publisher(topics::ASSIGNMENTS, TopicClass::Assignment)?,
         states: Vec::new(),
         beacon: StatusBeacon::new(&node, NodeRole::Coordinator)?,
         waitset: WaitSet::new().context("cannot create a wait set")?,
         done_token: ReaderToken::default(),
     };
+    io.beacon
+        .set_lease(Duration::from_secs_f64(scenario.scenario.lease));
     io.done_token = io.done.attach(&mut io.waitset)?;
     // Registry and world requests are read every round (housekeeping), not on readiness.
     io.nodes.attach(&mut io.waitset)?;
@@ -165,7 +178,11 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         )),
         None => None,
     };
+    let sensors = SensorBook::new(&scenario);
     let mut c = Coordinator {
+        sensors,
+        sensor_nodes_seen: Default::default(),
+        sensors_placed: false,
         mode: scenario.scenario.mode,
         exchange: scenario.scenario.exchange,
         members: scenario.agent_ids(),
@@ -181,7 +198,7 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         stop,
         last_housekeeping: Instant::now() - HOUSEKEEPING,
     };
-    c.startup(config.startup_timeout)?;
+    c.startup(config.startup_timeout, config.sensor_nodes)?;
     let summary = c.run_frames(config)?;
     c.finish()?;
     Ok(summary)
@@ -196,8 +213,9 @@ impl Coordinator {
         self.exchange == Exchange::Relay && self.mode == ClockMode::Sync
     }
 
-    /// Waits for every agent to register, then repeats Tick 0 until all answered.
-    fn startup(&mut self, timeout: Duration) -> Result<()> {
+    /// Waits for every agent (and the sensor nodes) to register, places the sensors, then
+    /// repeats Tick 0 until all answered.
+    fn startup(&mut self, timeout: Duration, sensor_nodes: Option<usize>) -> Result<()> {
         let started = Instant::now();
         let mut announced = Instant::now() - Duration::from_secs(10);
         loop {
@@ -227,7 +245,12 @@ impl Coordinator {
             }
         }
         println!("all {} agents registered", self.members.len());
+        self.start_sensors(started, timeout, sensor_nodes)?;
         let mut barrier = Barrier::new(0, &self.members, self.relay(), Instant::now());
+        if self.mode == ClockMode::Sync {
+            let owing = self.sensors.frame_due(0, 0);
+            barrier.owe(owing.iter().map(|n| sensor_node_id(n)));
+        }
         let mut last_tick = Instant::now() - HANDSHAKE_PERIOD;
         while !barrier.complete() {
             if last_tick.elapsed() >= HANDSHAKE_PERIOD {
@@ -245,7 +268,128 @@ impl Coordinator {
                 );
             }
         }
+        if self.mode == ClockMode::Sync {
+            let acked = sensor_names(barrier.acked());
+            self.sensors.frame_complete(0, &acked);
+        }
         println!("frame 0: every agent holds every peer's initial state");
+        Ok(())
+    }
+
+    /// The live sensor nodes, in the assignment's terms.
+    fn live_sensor_nodes(&self) -> Vec<crate::assignment::SensorNode> {
+        self.registry
+            .with_role(NodeRole::SensorMain)
+            .chain(self.registry.with_role(NodeRole::SensorClient))
+            .filter_map(|e| as_sensor_node(&e.status))
+            .collect()
+    }
+
+    /// Startup for sensors: wait for `wanted` sensor nodes (default one when the scenario has
+    /// sensors), place every sensor, publish the assignments, and wait until each node says
+    /// (NodeStatus counter `sensors`) it holds all of its own, so frame 0 already has them.
+    fn start_sensors(
+        &mut self,
+        started: Instant,
+        timeout: Duration,
+        wanted: Option<usize>,
+    ) -> Result<()> {
+        if self.sensors.is_empty() {
+            self.sensors_placed = true;
+            return Ok(());
+        }
+        let wanted = wanted.unwrap_or(1);
+        let mut announced = Instant::now();
+        while self.live_sensor_nodes().len() < wanted {
+            if self.stopped() {
+                bail!("stopped while waiting for sensor nodes");
+            }
+            if started.elapsed() > timeout {
+                println!(
+                    "warning: {} of {wanted} sensor nodes registered within {timeout:?}; going on \
+                     with those",
+                    self.live_sensor_nodes().len()
+                );
+                break;
+            }
+            if announced.elapsed() > Duration::from_secs(1) {
+                announced = Instant::now();
+                println!(
+                    "waiting for sensor nodes: {} of {wanted} registered",
+                    self.live_sensor_nodes().len()
+                );
+            }
+            self.service(HOUSEKEEPING)?;
+        }
+        self.sensors_placed = true;
+        self.place_sensors("start")?;
+        // Each node confirms it holds its assignments before frame 0.
+        let mut announced = Instant::now();
+        loop {
+            let expected = self.sensors.counts();
+            let missing: Vec<String> = expected
+                .iter()
+                .filter(|(name, count)| {
+                    let held = self
+                        .registry
+                        .status(&sensor_node_id(name))
+                        .and_then(|s| s.counters.iter().find(|c| c.name == "sensors"))
+                        .map(|c| c.value);
+                    held != Some(**count)
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            if missing.is_empty() {
+                return Ok(());
+            }
+            if self.stopped() {
+                bail!("stopped while sensor nodes took their assignments");
+            }
+            if started.elapsed() > timeout {
+                bail!(
+                    "sensor nodes did not confirm their assignments within {timeout:?}: {}",
+                    missing.join(", ")
+                );
+            }
+            if announced.elapsed() > Duration::from_secs(1) {
+                announced = Instant::now();
+                println!(
+                    "waiting for sensor nodes to take their sensors: {}",
+                    missing.join(", ")
+                );
+            }
+            self.service(HOUSEKEEPING)?;
+        }
+    }
+
+    /// Places the sensors no live node runs and publishes the new assignments.
+    fn place_sensors(&mut self, why: &str) -> Result<()> {
+        let nodes = self.live_sensor_nodes();
+        let (changed, warnings) = self.sensors.place(&nodes);
+        for warning in warnings {
+            println!("warning: {warning}");
+        }
+        for a in changed {
+            println!(
+                "sensor {}/{} -> {} (load {}, epoch {}, {why}, frame {})",
+                a.agent_id, a.sensor_id, a.node_id, a.load, a.epoch, self.frame
+            );
+            self.io
+                .assignments
+                .write_patiently(a, &self.stop)
+                .context("cannot publish a sensor assignment")?;
+        }
+        let unplaced = self.sensors.unplaced();
+        if !unplaced.is_empty() {
+            println!(
+                "warning: no sensor node runs {}",
+                unplaced
+                    .iter()
+                    .map(sensor_name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         Ok(())
     }
 
@@ -307,13 +451,26 @@ impl Coordinator {
             let mut tick = self.tick(frame);
             match self.mode {
                 ClockMode::Sync => {
+                    let owing = self.sensors.frame_due(frame, tick.sim_time_ns);
                     let written = Instant::now();
                     self.write_tick(tick)?;
                     let mut barrier = Barrier::new(frame, &self.members, self.relay(), written);
+                    barrier.owe(owing.iter().map(|n| sensor_node_id(n)));
                     while !barrier.complete() && !self.stopped() {
                         self.service_barrier(&mut barrier, HOUSEKEEPING)?;
                     }
                     barrier_us.push(written.elapsed().as_secs_f64() * 1e6);
+                    let acked = sensor_names(barrier.acked());
+                    for r in self.sensors.frame_complete(frame, &acked) {
+                        println!(
+                            "sensor {} resumed on {} at frame {}: gap of {} frames, {} samples missed",
+                            sensor_name(&r.key),
+                            r.node,
+                            r.frame,
+                            r.gap_frames,
+                            r.missed_samples
+                        );
+                    }
                 }
                 ClockMode::Async => {
                     // Wall-clock pace: frame N is due dt / rtf after frame N-1.
@@ -329,6 +486,8 @@ impl Coordinator {
                     last_tick_wall = now;
                     sim_time_ns += tick.dt_ns;
                     tick.sim_time_ns = sim_time_ns;
+                    // Keeps the schedules in step; nodes do not acknowledge in async mode.
+                    self.sensors.frame_due(frame, sim_time_ns);
                     self.write_tick(tick)?;
                     next_wall += Duration::from_secs_f64(dt / rtf);
                     self.service(Duration::ZERO)?;
@@ -478,15 +637,48 @@ impl Coordinator {
             return Ok(());
         }
         self.last_housekeeping = now;
+        let mut sensor_joined = false;
         for status in self.io.nodes.take(256) {
             let status = status.value;
             if self.registry.seen(status.clone(), now) {
                 tracing::info!("node {} ({:?}) registered", status.node_id, status.role);
+                if let Some(n) = as_sensor_node(&status) {
+                    if self.sensor_nodes_seen.insert(n.id.clone()) {
+                        println!(
+                            "sensor node {} registered ({:?}, capacity {})",
+                            n.id, n.role, n.capacity
+                        );
+                    }
+                    sensor_joined = true;
+                }
             }
         }
         let lease = Duration::from_secs_f64(self.scenario.scenario.lease);
+        let mut sensor_lost = false;
         for gone in self.registry.expire(now, lease) {
             let id = gone.status.node_id;
+            if let Some(name) = sensor_of_node(&id) {
+                self.sensor_nodes_seen.remove(name);
+                if let Some(b) = barrier.as_deref_mut() {
+                    b.remove_node(&id);
+                }
+                let moves = self.sensors.node_lost(name);
+                println!(
+                    "sensor node {name} left at frame {} (no status for {lease:?}); {} sensors to \
+                     move",
+                    self.frame,
+                    moves.len()
+                );
+                for m in moves {
+                    let last = m
+                        .last_served
+                        .map(|f| format!("last sample at frame {f}"))
+                        .unwrap_or_else(|| "no sample acknowledged".into());
+                    println!("sensor {} lost with {name} ({last})", sensor_name(&m.key));
+                }
+                sensor_lost = true;
+                continue;
+            }
             let Some(agent) = agent_of_node(&id) else {
                 println!("node {id} left (no status for {lease:?})");
                 continue;
@@ -514,6 +706,15 @@ impl Coordinator {
                     self.scenario.scenario.barrier_timeout
                 );
             }
+        }
+        if self.sensors_placed
+            && (sensor_lost || (sensor_joined && !self.sensors.unplaced().is_empty()))
+        {
+            self.place_sensors(if sensor_lost {
+                "failover"
+            } else {
+                "node joined"
+            })?;
         }
         for request in self.io.requests.take(64) {
             self.answer(request.value)?;
@@ -587,6 +788,16 @@ impl Coordinator {
             }
         }
     }
+}
+
+/// Sensor node names among barrier node ids.
+fn sensor_names(
+    node_ids: &std::collections::BTreeSet<String>,
+) -> std::collections::BTreeSet<String> {
+    node_ids
+        .iter()
+        .filter_map(|id| sensor_of_node(id).map(str::to_string))
+        .collect()
 }
 
 /// One line of `--state-log`: what a user plots or compares between runs.

@@ -19,6 +19,13 @@
 //! kind = "agent"
 //! host = "a"
 //! agents = ["ego"]                       # which scenario agents run on this host
+//!
+//! [[nodes]]
+//! kind = "sensor"
+//! host = "a"
+//! name = "main"                          # sensor nodes: assignments and pins name it
+//! role = "main"                          # main (beside the coordinator) or client
+//! capacity = 1.0                         # optional; how much sensor load it takes
 //! ```
 //!
 //! Plain data with `deny_unknown_fields`; [`LaunchFile::load`] parses and checks everything
@@ -111,6 +118,42 @@ pub struct NodeSpec {
     /// agent no other node claims.
     #[serde(default)]
     pub agents: Vec<String>,
+    /// sensor nodes: the node's name (default: its role).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// sensor nodes: main or client (default main).
+    #[serde(default)]
+    pub role: Option<SensorRole>,
+    /// sensor nodes: capacity (default 1.0).
+    #[serde(default)]
+    pub capacity: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SensorRole {
+    #[default]
+    Main,
+    Client,
+}
+
+impl SensorRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SensorRole::Main => "main",
+            SensorRole::Client => "client",
+        }
+    }
+}
+
+/// A sensor node of a launch file, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SensorNodeLaunch {
+    pub name: String,
+    pub role: SensorRole,
+    pub capacity: f64,
+    /// Host name.
+    pub host: String,
 }
 
 /// Where a host is.
@@ -167,6 +210,7 @@ pub struct LaunchFile {
     pub hosts: BTreeMap<String, HostAddress>,
     /// agent id -> host name.
     pub agent_hosts: BTreeMap<String, String>,
+    pub sensor_nodes: Vec<SensorNodeLaunch>,
 }
 
 /// A launch file that cannot be used, with where.
@@ -245,7 +289,28 @@ impl LaunchFile {
         let mut agent_hosts = BTreeMap::new();
         let mut catch_all: Option<String> = None;
         let known: BTreeSet<String> = scenario.agent_ids().into_iter().collect();
+        let mut sensor_nodes: Vec<SensorNodeLaunch> = Vec::new();
         for node in &spec.nodes {
+            let sensor_fields =
+                node.name.is_some() || node.role.is_some() || node.capacity.is_some();
+            if sensor_fields && node.kind != NodeKind::Sensor {
+                return Err(invalid(
+                    at(&format!("kind = \"{}\"", kind_name(node.kind))),
+                    format!(
+                        "name, role and capacity belong to sensor nodes, not to a {} node",
+                        kind_name(node.kind)
+                    ),
+                ));
+            }
+            if !node.agents.is_empty() && node.kind != NodeKind::Agent {
+                return Err(invalid(
+                    at(&format!("kind = \"{}\"", kind_name(node.kind))),
+                    format!(
+                        "agents belong to agent nodes, not to a {} node",
+                        kind_name(node.kind)
+                    ),
+                ));
+            }
             if !hosts.contains_key(&node.host) {
                 return Err(invalid(
                     at(&format!("\"{}\"", node.host)),
@@ -287,7 +352,36 @@ impl LaunchFile {
                         }
                     }
                 }
-                NodeKind::Sensor | NodeKind::Bridge => {
+                NodeKind::Sensor => {
+                    let role = node.role.unwrap_or_default();
+                    let name = node
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| role.as_str().to_string());
+                    let line = at(&format!("\"{name}\"")).max(at("kind = \"sensor\""));
+                    crate::topics::check_id("sensor node name", &name)
+                        .map_err(|e| invalid(line, e.to_string()))?;
+                    let capacity = node.capacity.unwrap_or(1.0);
+                    if !(capacity.is_finite() && capacity > 0.0) {
+                        return Err(invalid(
+                            at("capacity"),
+                            format!("sensor node '{name}': capacity = {capacity} must be positive"),
+                        ));
+                    }
+                    if sensor_nodes.iter().any(|s| s.name == name) {
+                        return Err(invalid(
+                            line,
+                            format!("two sensor nodes are named '{name}' (give each a `name`)"),
+                        ));
+                    }
+                    sensor_nodes.push(SensorNodeLaunch {
+                        name,
+                        role,
+                        capacity,
+                        host: node.host.clone(),
+                    });
+                }
+                NodeKind::Bridge => {
                     return Err(invalid(
                         at(&format!("kind = \"{}\"", kind_name(node.kind))),
                         format!(
@@ -327,6 +421,7 @@ impl LaunchFile {
             qos,
             hosts,
             agent_hosts,
+            sensor_nodes,
         })
     }
 

@@ -5,6 +5,7 @@
 //! - [`topics`]: every topic name convoy uses, built in one place;
 //! - [`dds`]: the one typed DDS layer over rustdds (node handle, publishers, subscribers);
 //! - [`scenario`]: scenario files (map, clock settings, agents);
+//! - [`schedule`]: when a sensor fires on simulation time (sensor nodes and the coordinator);
 //! - [`status`]: every node's NodeStatus heartbeat, and log set-up;
 //! - [`world`]: the validity rules of world commands.
 
@@ -14,6 +15,7 @@ pub mod launch;
 pub mod messages;
 pub mod qos;
 pub mod scenario;
+pub mod schedule;
 pub mod status;
 pub mod topics;
 pub mod world;

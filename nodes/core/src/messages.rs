@@ -218,12 +218,14 @@ pub struct SensorKey {
 impl rustdds::Key for SensorKey {}
 
 /// `convoy/assignments`
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SensorAssignment {
     pub agent_id: String,
     pub sensor_id: String,
     pub node_id: String,
     pub epoch: u32,
+    /// The sensor's load from the scenario, so a table of assignments needs no scenario.
+    pub load: f64,
 }
 
 impl Message for SensorAssignment {
@@ -510,6 +512,7 @@ mod tests {
             sensor_id: "cam".into(),
             node_id: "n".into(),
             epoch: 1,
+            load: 0.5,
         };
         assert_eq!(
             a.key(),

@@ -287,10 +287,31 @@ pub struct SensorSpec {
     pub load: f64,
     #[serde(default)]
     pub pin: Option<String>,
+    /// Horizontal field of view, degrees (radar; default 90).
+    #[serde(default)]
+    pub fov: Option<f64>,
+    /// Largest range, metres (radar; default 100).
+    #[serde(default)]
+    pub range: Option<f64>,
+    /// Scale of the model's default noise: 0 for exact readings (default 1).
+    #[serde(default = "one")]
+    pub noise: f64,
 }
 
 fn half() -> f64 {
     0.5
+}
+
+impl SensorSpec {
+    /// Horizontal field of view in radians.
+    pub fn fov_rad(&self) -> f64 {
+        self.fov.unwrap_or(90.0).to_radians()
+    }
+
+    /// Largest range in metres.
+    pub fn max_range(&self) -> f64 {
+        self.range.unwrap_or(100.0)
+    }
 }
 
 impl std::str::FromStr for ClockMode {
@@ -507,6 +528,18 @@ impl AgentSpec {
             }
             if !(0.0..=1.0).contains(&sensor.load) {
                 return Err(format!("sensor '{}': load must be in [0, 1]", sensor.id));
+            }
+            if sensor.fov.is_some_and(|f| !(f > 0.0 && f <= 360.0)) {
+                return Err(format!(
+                    "sensor '{}': fov must be in (0, 360] degrees",
+                    sensor.id
+                ));
+            }
+            if sensor.range.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+                return Err(format!("sensor '{}': range must be positive", sensor.id));
+            }
+            if !(sensor.noise.is_finite() && sensor.noise >= 0.0) {
+                return Err(format!("sensor '{}': noise must be 0 or more", sensor.id));
             }
         }
         Ok(())

@@ -1,25 +1,43 @@
 //! Every node's presence on `convoy/nodes`: a NodeStatus written at start and then every
 //! [`BEAT`], so the coordinator's registry sees it alive; silence past the scenario's lease
 //! means the node is gone (a killed process stops beating at once).
+//!
+//! The beacon also watches the other nodes' beats. When one falls silent past the lease, this
+//! node tells DDS to drop that node's participant at once: otherwise this node's reliable
+//! writers keep waiting for the dead node's readers to acknowledge until the (longer) DDS
+//! participant lease lapses, and a lockstep run or a reassigned sensor stalls meanwhile.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::dds::{EndpointError, Node, PublishError, Publisher};
+use crate::dds::{EndpointError, Node, PublishError, Publisher, Subscriber};
 use crate::messages::{Counter, NodeRole, NodeStatus};
 use crate::topics::{self, TopicClass};
 
 /// How often a node repeats its status. Well inside the default 2 s lease.
 pub const BEAT: Duration = Duration::from_millis(250);
 
+/// The status lease when the scenario does not set one (DESIGN.md: 2 s).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(2);
+
 pub struct StatusBeacon {
+    node: Node,
     publisher: Publisher<NodeStatus>,
     status: NodeStatus,
     last: Option<Instant>,
+    peers: Subscriber<NodeStatus>,
+    /// Other nodes' last beat: node id -> (writer of its status, when seen).
+    seen: BTreeMap<String, (rustdds::GUID, Instant)>,
+    lease: Duration,
 }
 
 impl StatusBeacon {
     pub fn new(node: &Node, role: NodeRole) -> Result<StatusBeacon, EndpointError> {
         Ok(StatusBeacon {
+            node: node.clone(),
+            peers: node.subscriber(topics::NODES, TopicClass::Status)?,
+            seen: BTreeMap::new(),
+            lease: DEFAULT_LEASE,
             publisher: node.publisher(topics::NODES, TopicClass::Status)?,
             status: NodeStatus {
                 node_id: node.node_id().to_string(),
@@ -33,6 +51,26 @@ impl StatusBeacon {
         })
     }
 
+    /// The silence after which another node counts as gone (the scenario's `lease`).
+    pub fn set_lease(&mut self, lease: Duration) {
+        self.lease = lease;
+    }
+
+    /// This node's capacity (sensor nodes: how much sensor load it takes, 1.0 = one machine).
+    pub fn set_capacity(&mut self, capacity: f64) {
+        self.status.capacity = capacity;
+    }
+
+    /// The load this node carries now (sensor nodes: the sum of their sensors' loads).
+    pub fn set_load(&mut self, load: f64) {
+        self.status.load = load;
+    }
+
+    /// Makes the next [`StatusBeacon::beat`] write at once (something others wait on changed).
+    pub fn beat_now(&mut self) {
+        self.last = None;
+    }
+
     /// Sets a counter reported with the next beat.
     pub fn set_counter(&mut self, name: &str, value: u64) {
         match self.status.counters.iter_mut().find(|c| c.name == name) {
@@ -44,14 +82,50 @@ impl StatusBeacon {
         }
     }
 
-    /// Writes the status when a beat is due; cheap to call every loop iteration.
+    /// Writes the status when a beat is due, and drops the DDS participants of nodes that
+    /// fell silent; cheap to call every loop iteration.
     pub fn beat(&mut self) -> Result<(), PublishError> {
         let now = Instant::now();
         if self.last.is_some_and(|last| now - last < BEAT) {
             return Ok(());
         }
         self.last = Some(now);
+        self.watch_peers(now);
         self.publisher.write(self.status.clone())
+    }
+
+    fn watch_peers(&mut self, now: Instant) {
+        for status in self.peers.take(256) {
+            if status.value.node_id == self.status.node_id {
+                continue;
+            }
+            let before = self
+                .seen
+                .insert(status.value.node_id.clone(), (status.writer, now));
+            if let Some((old, _)) = before {
+                if old.prefix != status.writer.prefix {
+                    // The node restarted under the same id: its old participant is dead.
+                    tracing::debug!(
+                        "node {} restarted: dropping its old participant",
+                        status.value.node_id
+                    );
+                    self.node.forget_participant_of(old);
+                }
+            }
+        }
+        let lease = self.lease;
+        let gone: Vec<String> = self
+            .seen
+            .iter()
+            .filter(|(_, (_, at))| now.saturating_duration_since(*at) > lease)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in gone {
+            if let Some((writer, _)) = self.seen.remove(&id) {
+                tracing::debug!("node {id} silent for {lease:?}: dropping its DDS participant");
+                self.node.forget_participant_of(writer);
+            }
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! convoy's sensor runtime as a library: the pieces a sensor node is built from, with no DDS in
 //! them so each can be tested on its own.
 //!
-//! - [`schedule`]: when a sensor fires, on simulation time, at most once per frame.
+//! - `convoy_core::schedule` (shared with the coordinator, which must know which frames a
+//!   sensor node owes): when a sensor fires, on simulation time, at most once per frame.
 //! - [`dispatcher`]: SVL-style asynchronous publishing onto a worker pool, with an exclusive
 //!   token per publisher and every dropped message counted by reason.
 //! - [`pool`]: reused buffers for large payloads (images, point clouds).
@@ -9,15 +10,17 @@
 //! - [`models`]: pure functions from agent states to sensor messages (imu, gnss, odometry,
 //!   radar).
 //!
-//! The DDS node loop that ties these together lives elsewhere.
+//! - [`runtime`]: which model a sensor kind runs, with what noise, stamped how.
+//! - [`node`]: the DDS loop of a sensor node (`convoy-sensor`) that ties these together.
 
 pub mod dispatcher;
 pub mod models;
+pub mod node;
 pub mod noise;
 pub mod pool;
-pub mod schedule;
+pub mod runtime;
 
+pub use convoy_core::schedule::{ScheduleError, SensorSchedule};
 pub use dispatcher::{Dispatcher, DispatcherError, DropCounts, PublisherId};
 pub use noise::Noise;
 pub use pool::{BufferPool, PooledBuffer};
-pub use schedule::{ScheduleError, SensorSchedule};

@@ -151,6 +151,21 @@ impl Node {
         &self.inner.participant
     }
 
+    /// Drops the remote participant that wrote with `writer` now, as if its DDS lease had
+    /// lapsed: for a node whose convoy status lease has lapsed (it died), so this node's
+    /// reliable writers stop waiting for acknowledgements from its readers at once rather
+    /// than for the rest of the participant lease. A node that is in fact alive is
+    /// rediscovered at its next announcement. Never forgets this node itself.
+    pub fn forget_participant_of(&self, writer: rustdds::GUID) {
+        let prefix = writer.prefix;
+        if prefix == rustdds::RTPSEntity::guid(&self.inner.participant).prefix {
+            return;
+        }
+        if let Err(e) = self.inner.participant.forget_participant(prefix) {
+            tracing::warn!("cannot drop the participant of a dead node: {e:?}");
+        }
+    }
+
     /// A typed publisher on `topic` with the writer QoS of `class`'s profile.
     pub fn publisher<M: Message>(
         &self,

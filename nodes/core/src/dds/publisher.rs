@@ -116,6 +116,34 @@ impl<M: Message> Publisher<M> {
         })
     }
 
+    /// Writes a sample, waiting out a full reliable history until `stop` is set. A reader that
+    /// died keeps matching (never acknowledging) until discovery drops it, and until then
+    /// rustdds refuses writes: the writer's frame takes longer, it does not fail. The wait is
+    /// named once in the log.
+    pub fn write_patiently(
+        &self,
+        message: M,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<(), PublishError> {
+        let mut reported = false;
+        loop {
+            match self.write(message.clone()) {
+                Err(PublishError::WouldBlock { topic }) => {
+                    if !reported {
+                        reported = true;
+                        tracing::warn!(
+                            "{topic}: a reader does not acknowledge (a node that died?); retrying"
+                        );
+                    }
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Err(PublishError::WouldBlock { topic });
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Offered-deadline periods that passed without a write, up to now.
     pub fn deadline_missed(&self) -> u64 {
         let Some(deadline) = &self.deadline else {

@@ -424,6 +424,14 @@ impl WaitSet {
         mio1::Token(self.tokens)
     }
 
+    /// A waker that ends a [`WaitSet::wait`] from another thread (a worker that finished),
+    /// with the token [`WaitSet::ready`] then reports.
+    pub fn waker(&mut self) -> std::io::Result<(ReaderToken, Arc<mio1::Waker>)> {
+        let token = self.next_token();
+        let waker = mio1::Waker::new(self.poll.registry(), token)?;
+        Ok((ReaderToken(token.0), Arc::new(waker)))
+    }
+
     /// Blocks until an attached reader has data (true) or `timeout` passes (false).
     pub fn wait(&mut self, timeout: Duration) -> bool {
         self.ready.iter_mut().for_each(|r| *r = false);

@@ -618,6 +618,16 @@ impl DomainParticipant {
     self.dpi.lock()?.assert_liveliness()
   }
 
+  /// Forgets a remote participant now, as if its lease had lapsed: its readers and
+  /// writers are unmatched from the local ones (so reliable writers stop waiting for
+  /// its acknowledgements) and a `ParticipantLost` status is reported. For an
+  /// application that knows a peer is gone before the participant lease says so
+  /// (its own heartbeat protocol timed out). A participant that is in fact alive is
+  /// rediscovered at its next SPDP announcement.
+  pub fn forget_participant(&self, guid_prefix: GuidPrefix) -> WriteResult<(), ()> {
+    self.dpi.lock()?.forget_participant(guid_prefix)
+  }
+
   /// Get a `DomainDomainParticipantStatusListener` that can be used
   /// to get `DomainParticipantStatusEvent`s for this DomainParticipant.
   pub fn status_listener(&self) -> DomainParticipantStatusListener {
@@ -1102,6 +1112,13 @@ impl DomainParticipantDisc {
       .discovery_command_sender
       .send(DiscoveryCommand::ManualAssertLiveliness)
       // TODO: Are there more severe reasons than channel full? Is WouldBlock correct?
+      .map_err(|_e| WriteError::WouldBlock { data: () })
+  }
+
+  pub(crate) fn forget_participant(&self, guid_prefix: GuidPrefix) -> WriteResult<(), ()> {
+    self
+      .discovery_command_sender
+      .send(DiscoveryCommand::ForgetParticipant { guid_prefix })
       .map_err(|_e| WriteError::WouldBlock { data: () })
   }
 

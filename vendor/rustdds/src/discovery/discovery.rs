@@ -95,6 +95,10 @@ pub enum DiscoveryCommand {
     guid: GUID,
   },
   ManualAssertLiveliness,
+  /// Drop a remote participant now, as if its lease had lapsed.
+  ForgetParticipant {
+    guid_prefix: GuidPrefix,
+  },
   AssertTopicLiveliness {
     writer_guid: GUID,
     manual_assertion: bool,
@@ -788,6 +792,14 @@ impl Discovery {
                   }
                   self.send_endpoint_dispose_message(guid);
                   discovery_db_write(&self.discovery_db).remove_local_topic_reader(guid);
+                }
+                DiscoveryCommand::ForgetParticipant { guid_prefix } => {
+                  if discovery_db_read(&self.discovery_db)
+                    .find_participant_proxy(guid_prefix)
+                    .is_some()
+                  {
+                    self.process_participant_dispose(guid_prefix);
+                  }
                 }
                 DiscoveryCommand::ManualAssertLiveliness => {
                   self

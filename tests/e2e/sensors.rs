@@ -1,0 +1,381 @@
+//! Sensor nodes as separate processes: samples on simulation time, made from their own
+//! frame's states (checked against the coordinator's state log), drop counters in NodeStatus,
+//! the live assignment table, and a restarted sensor node resuming from the TRANSIENT_LOCAL
+//! assignments.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use convoy_core::dds::{Node, Subscriber};
+use convoy_core::messages::{GnssFix, NodeStatus, Odometry, RadarScan};
+use convoy_core::qos::QosSet;
+use convoy_core::topics::{self, TopicClass};
+use convoy_tests::{
+    domain, find_node_process, processes_on_domain, read_state_log, repo_root, run_with_timeout,
+    wait_for_line, wait_until, watchdog, workspace_bin, ChildGuard,
+};
+
+/// Two cars on a straight road, the lead 20 m ahead; ego carries a GNSS at 10 Hz (every second
+/// frame at dt = 0.05), an odometry at 7.5 Hz (a rate that does not divide the frame rate) and
+/// a noiseless radar at 20 Hz (every frame).
+fn scenario(lease: f64) -> String {
+    format!(
+        r#"
+[scenario]
+name = "sensors"
+seed = 3
+dt = 0.05
+mode = "sync"
+step = "fixed"
+lease = {lease}
+
+[map]
+ground_half_extents = [500.0, 100.0]
+
+[[agents]]
+id = "ego"
+start = {{ x = 0.0, y = 0.0 }}
+controller = {{ kind = "waypoints", speed = 7.0, path = [[0.0, 0.0], [900.0, 0.0]] }}
+
+[[agents.sensors]]
+id = "gnss"
+kind = "gnss"
+rate = 10.0
+
+[[agents.sensors]]
+id = "odom"
+kind = "odometry"
+rate = 7.5
+
+[[agents.sensors]]
+id = "radar"
+kind = "radar"
+rate = 20.0
+fov = 60.0
+range = 150.0
+noise = 0.0
+
+[[agents]]
+id = "lead"
+start = {{ x = 20.0, y = 0.0 }}
+controller = {{ kind = "waypoints", speed = 6.0, path = [[20.0, 0.0], [900.0, 0.0]] }}
+"#
+    )
+}
+
+fn scratch(name: &str, lease: f64) -> (PathBuf, PathBuf) {
+    let dir = convoy_tests::profile_dir().join("test-sensors").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join("sensors.toml");
+    std::fs::write(&path, scenario(lease)).expect("scenario");
+    (dir, path)
+}
+
+fn convoy() -> Command {
+    let mut cmd = Command::new(workspace_bin("convoy"));
+    cmd.current_dir(repo_root());
+    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
+    cmd
+}
+
+fn node(domain: u32) -> Node {
+    Node::new(domain, "test/sensors", Arc::new(QosSet::builtin())).expect("test node")
+}
+
+fn sub<M: convoy_core::messages::Message>(node: &Node, sensor: &str) -> Subscriber<M> {
+    node.subscriber(&topics::sensor("ego", sensor), TopicClass::Sensor)
+        .expect("sensor subscriber")
+}
+
+/// Frames (0-based) in which a sensor of `rate` Hz fires at dt = 0.05 s: sample k is due at
+/// k / rate seconds and lands on the first frame at or after it. Worked out in integers here,
+/// independently of the runtime's schedule.
+fn due_frames(rate_num: u64, rate_den: u64, frames: u64) -> Vec<u64> {
+    // frame f covers sim time f * 0.05 = f / 20 s; sample k at k * den / num s.
+    // first frame >= k * den / num * 20 = ceil(20 k den / num).
+    let mut out = Vec::new();
+    let mut k = 0;
+    loop {
+        let f = (20 * k * rate_den).div_ceil(rate_num);
+        if f >= frames {
+            return out;
+        }
+        if out.last() != Some(&f) {
+            out.push(f);
+        }
+        k += 1;
+    }
+}
+
+#[test]
+fn due_frames_helper_matches_the_hand_count() {
+    assert_eq!(due_frames(10, 1, 8), vec![0, 2, 4, 6]);
+    assert_eq!(due_frames(15, 2, 12), vec![0, 3, 6, 8, 11]);
+    assert_eq!(due_frames(20, 1, 4), vec![0, 1, 2, 3]);
+}
+
+/// Checks that `got` (frames received) is exactly `expected` from the first frame received on
+/// (the test's reader may match a few frames after the run started).
+fn assert_frames(what: &str, got: &[u64], expected: &[u64]) {
+    let first = *got
+        .first()
+        .unwrap_or_else(|| panic!("no {what} sample at all"));
+    let tail: Vec<u64> = expected.iter().copied().filter(|f| *f >= first).collect();
+    assert_eq!(got, tail.as_slice(), "{what}: frames received vs due");
+    assert!(
+        got.len() * 10 >= expected.len() * 9,
+        "{what}: only {} of {} samples (first at frame {first})",
+        got.len(),
+        expected.len()
+    );
+}
+
+#[test]
+fn samples_fire_on_simulation_time_from_their_own_frames_states() {
+    watchdog("sensor samples", Duration::from_secs(240));
+    let d = domain::SENSORS_SYNC;
+    let (dir, path) = scratch("sync", 2.0);
+    let log = dir.join("states.jsonl");
+    let frames = 200u64;
+    let n = node(d);
+    let mut gnss: Subscriber<GnssFix> = sub(&n, "gnss");
+    let mut odom: Subscriber<Odometry> = sub(&n, "odom");
+    let mut radar: Subscriber<RadarScan> = sub(&n, "radar");
+    let mut status: Subscriber<NodeStatus> = n
+        .subscriber(topics::NODES, TopicClass::Status)
+        .expect("status subscriber");
+
+    let mut run = ChildGuard::spawn(
+        "convoy run",
+        convoy()
+            .args(["--domain", &d.to_string(), "run"])
+            .arg(&path)
+            .args(["--frames", &frames.to_string(), "--state-log"])
+            .arg(&log)
+            .stdout(Stdio::piped()),
+    );
+    let lines = run.stdout_lines();
+    let mut got_gnss = Vec::new();
+    let mut got_odom = Vec::new();
+    let mut got_radar = Vec::new();
+    let mut last_status: BTreeMap<String, u64> = BTreeMap::new();
+    let until = Instant::now() + Duration::from_secs(120);
+    let mut done = false;
+    // Read until the run reports done, then drain what is still in flight.
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        assert!(Instant::now() < until, "the run did not finish in time");
+        if !done {
+            while let Ok(l) = lines.try_recv() {
+                done |= l.contains("] done: ");
+                assert!(!l.contains("error"), "{l}");
+            }
+            if done {
+                drain_until = Some(Instant::now() + Duration::from_secs(2));
+            }
+        }
+        got_gnss.extend(
+            gnss.take_wait(64, Duration::from_millis(10))
+                .into_iter()
+                .map(|s| s.value),
+        );
+        got_odom.extend(odom.take(64).into_iter().map(|s| s.value));
+        got_radar.extend(radar.take(64).into_iter().map(|s| s.value));
+        for s in status.take(64) {
+            if s.value.node_id == "sensor/main" {
+                last_status = s
+                    .value
+                    .counters
+                    .iter()
+                    .map(|c| (c.name.clone(), c.value))
+                    .collect();
+            }
+        }
+        if drain_until.is_some_and(|t| Instant::now() > t) {
+            break;
+        }
+    }
+    assert!(run.terminate(Duration::from_secs(15)).is_some());
+    let states = read_state_log(&log);
+
+    // Rates on simulation time, stamped with the frame's sim time.
+    let frames_of = |h: Vec<(u64, i64)>| -> Vec<u64> {
+        for (f, stamp) in &h {
+            assert_eq!(*stamp, *f as i64 * 50_000_000, "frame {f} stamp");
+        }
+        h.into_iter().map(|(f, _)| f).collect()
+    };
+    let g = frames_of(
+        got_gnss
+            .iter()
+            .map(|m| (m.header.frame, m.header.stamp_ns))
+            .collect(),
+    );
+    let o = frames_of(
+        got_odom
+            .iter()
+            .map(|m| (m.header.frame, m.header.stamp_ns))
+            .collect(),
+    );
+    let r = frames_of(
+        got_radar
+            .iter()
+            .map(|m| (m.header.frame, m.header.stamp_ns))
+            .collect(),
+    );
+    assert_frames("gnss (10 Hz)", &g, &due_frames(10, 1, frames + 1));
+    assert_frames("odometry (7.5 Hz)", &o, &due_frames(15, 2, frames + 1));
+    assert_frames("radar (20 Hz)", &r, &due_frames(20, 1, frames + 1));
+
+    // Each sample is made from the states of its own frame.
+    for m in &got_odom {
+        let s = &states[&(m.header.frame, "ego".to_string())];
+        let p = &s["position"];
+        // The log's JSON parse may differ in the last bit; frames are ~0.35 m apart.
+        let close = |a: f64, b: Option<f64>| (a - b.unwrap_or(f64::NAN)).abs() < 1e-9;
+        assert!(
+            close(m.pose.position.x, p[0].as_f64()) && close(m.pose.position.y, p[1].as_f64()),
+            "frame {}: odometry {:?} vs state {p}",
+            m.header.frame,
+            m.pose.position
+        );
+    }
+    for m in &got_radar {
+        let f = m.header.frame;
+        let ego = &states[&(f, "ego".to_string())]["position"];
+        let lead = &states[&(f, "lead".to_string())]["position"];
+        let d: f64 = (0..3)
+            .map(|i| (lead[i].as_f64().unwrap_or(0.0) - ego[i].as_f64().unwrap_or(0.0)).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert_eq!(m.detections.len(), 1, "frame {f}: {:?}", m.detections);
+        assert_eq!(m.detections[0].target, "lead");
+        assert!(
+            (m.detections[0].range - d).abs() < 1e-9,
+            "frame {f}: {} vs {d}",
+            m.detections[0].range
+        );
+    }
+    // Ego drives 1 m/s faster than the lead: the range shrinks.
+    assert!(
+        got_radar.first().map(|m| m.detections[0].range)
+            > got_radar.last().map(|m| m.detections[0].range)
+    );
+
+    // NodeStatus counts what was published and every drop reason.
+    for name in [
+        "published",
+        "dropped_token_busy",
+        "dropped_queue_full",
+        "dropped_paused",
+        "dropped_publisher_error",
+        "frames_acked",
+    ] {
+        assert!(
+            last_status.contains_key(name),
+            "NodeStatus lacks {name}: {last_status:?}"
+        );
+    }
+    assert!(last_status["published"] > 0, "{last_status:?}");
+    assert_eq!(last_status["dropped_publisher_error"], 0, "{last_status:?}");
+    wait_until("no node left", Duration::from_secs(10), || {
+        processes_on_domain(d).is_empty()
+    });
+}
+
+#[test]
+fn a_restarted_sensor_node_takes_its_work_from_the_assignments_and_the_table_shows_it() {
+    watchdog("sensor restart", Duration::from_secs(240));
+    let d = domain::SENSORS_RESTART;
+    // A long lease: the restart must happen inside it, so the coordinator never reassigns.
+    let (_dir, path) = scratch("restart", 6.0);
+    let n = node(d);
+    let mut gnss: Subscriber<GnssFix> = sub(&n, "gnss");
+    let mut run = ChildGuard::spawn(
+        "convoy run",
+        convoy()
+            .args(["--domain", &d.to_string(), "run"])
+            .arg(&path)
+            .args(["--frames", "1000000"])
+            .stdout(Stdio::piped()),
+    );
+    let lines = run.stdout_lines();
+    let limit = Duration::from_secs(60);
+    wait_for_line(&lines, limit, "gnss placed on main", |l| {
+        l.contains("sensor ego/gnss -> main ") && l.contains("epoch 1")
+    });
+    wait_until("a gnss sample", limit, || !gnss.take(64).is_empty());
+
+    // The live table lists every sensor with its node, load and epoch.
+    let (ok, out, err) = run_with_timeout(
+        convoy().args([
+            "--domain",
+            &d.to_string(),
+            "assignments",
+            "--json",
+            "--wait",
+            "1.5",
+        ]),
+        Duration::from_secs(30),
+    );
+    assert!(ok, "{out}{err}");
+    let table: serde_json::Value = serde_json::from_str(out.trim()).expect("assignments --json");
+    let rows = table.as_array().expect("a list");
+    assert_eq!(rows.len(), 3, "{out}");
+    for row in rows {
+        assert_eq!(row["node"], "main", "{row}");
+        assert_eq!(row["epoch"], 1, "{row}");
+        assert_eq!(row["node_state"], "up", "{row}");
+    }
+
+    // Kill the sensor node and start it again by hand, with the same name.
+    let pid = find_node_process(d, "convoy-sensor", "--name", "main").expect("sensor node");
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("its command line");
+    let words: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8_lossy(w).to_string())
+        .collect();
+    // SAFETY: kill(2) with SIGKILL on a process of this test's own graph.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    wait_until("the sensor node gone", limit, || {
+        find_node_process(d, "convoy-sensor", "--name", "main").is_none()
+    });
+    let _ = gnss.take(1024);
+    let mut restarted = ChildGuard::spawn(
+        "restarted sensor node",
+        Command::new(&words[0])
+            .args(&words[1..])
+            .stdout(Stdio::piped()),
+    );
+    let restarted_lines = restarted.stdout_lines();
+    // It runs its sensors from the TRANSIENT_LOCAL assignments: still epoch 1.
+    for sensor in ["gnss", "odom", "radar"] {
+        wait_for_line(
+            &restarted_lines,
+            limit,
+            &format!("{sensor} taken up again"),
+            |l| l.contains(&format!("running ego/{sensor} (")) && l.contains("epoch 1)"),
+        );
+    }
+    // ... and the samples flow again while the run goes on.
+    let mut frames = Vec::new();
+    wait_until("gnss samples after the restart", limit, || {
+        frames.extend(gnss.take(64).into_iter().map(|s| s.value.header.frame));
+        frames.len() >= 5
+    });
+    wait_for_line(&lines, limit, "progress after the restart", |l| {
+        l.contains("] frame ")
+    });
+    drop(restarted);
+    assert!(run.terminate(Duration::from_secs(15)).is_some());
+    wait_until("no node left", Duration::from_secs(10), || {
+        processes_on_domain(d).is_empty()
+    });
+}
