@@ -66,7 +66,7 @@ impl Drop for TickSource {
 
 #[test]
 fn bad_input_gets_clear_errors() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 12] = [
         (
             &[
                 "launch",
@@ -76,8 +76,16 @@ fn bad_input_gets_clear_errors() {
             "launch_unknown_host.toml:6: node on unknown host 'nowhere'",
         ),
         (
-            &["launch", "tests/fixtures/launch_sensor.toml", "--check"],
-            "launch_sensor.toml:9: node kind 'sensor' is not available yet",
+            &["launch", "tests/fixtures/launch_bridge.toml", "--check"],
+            "launch_bridge.toml:13: node kind 'bridge' is not available yet",
+        ),
+        (
+            &["launch", "tests/fixtures/launch_two_mains.toml", "--check"],
+            "two sensor nodes are named 'main' (give each a `name`)",
+        ),
+        (
+            &["launch", "tests/fixtures/launch_agent_role.toml", "--check"],
+            "launch_agent_role.toml:9: name, role and capacity belong to sensor nodes",
         ),
         (
             &["launch", "tests/fixtures/launch_typo.toml", "--check"],
@@ -401,4 +409,47 @@ fn assignments_plan_places_a_scenarios_sensors_offline() {
         LIMIT,
     );
     assert!(!ok && err.contains("capacity 'x' is not a number"), "{err}");
+}
+
+#[test]
+fn bench_sensors_measures_every_kind_end_to_end_and_writes_csv() {
+    watchdog("bench sensors", Duration::from_secs(240));
+    let dir = convoy_tests::profile_dir().join("test-bench");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let csv = dir.join("sensors.csv");
+    let _ = std::fs::remove_file(&csv);
+    let (ok, out, err) = run_with_timeout(
+        convoy()
+            .args([
+                "--domain",
+                &domain::CLI_BENCH_SENSORS.to_string(),
+                "bench",
+                "sensors",
+                "--agents",
+                "2",
+                "--frames",
+                "200",
+                "--sensor-nodes",
+                "1",
+                "--out",
+            ])
+            .arg(&csv),
+        Duration::from_secs(200),
+    );
+    assert!(ok, "bench failed:\n{out}\n{err}");
+    let text = std::fs::read_to_string(&csv).expect("csv written");
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let kinds: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(kinds, ["imu", "gnss", "odometry", "radar"], "{text}");
+    for row in &rows {
+        assert_eq!(row[2], "1", "{text}");
+        let per_s: f64 = row[3].parse().expect("samples/s");
+        let p50: f64 = row[5].parse().expect("p50");
+        assert!(per_s > 0.0 && p50 > 0.0, "{text}");
+    }
 }

@@ -25,6 +25,7 @@ pub mod domain {
     pub const CLI_BENCH: u32 = 24;
     pub const CLI_BENCH_DDSPERF: u32 = 25;
     pub const CLI_PING_ALONE: u32 = 26;
+    pub const CLI_BENCH_SENSORS: u32 = 27;
     pub const LOCKSTEP_PEER_A: u32 = 31;
     pub const LOCKSTEP_PEER_B: u32 = 32;
     pub const LOCKSTEP_RELAY: u32 = 33;

@@ -249,6 +249,30 @@ pub enum BenchCommand {
     Latency(LatencyArgs),
     /// Lockstep frames per second and barrier latency for N agent processes
     Lockstep(LockstepArgs),
+    /// Sensor samples per second and latency from frame tick to a subscriber process
+    Sensors(SensorsBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SensorsBenchArgs {
+    /// Agents in the generated scenario, each carrying every measured sensor
+    #[arg(long, default_value_t = 4)]
+    pub agents: usize,
+    /// Sensor kinds to measure, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "imu,gnss,odometry,radar")]
+    pub sensors: Vec<String>,
+    /// Sensor rate, Hz of simulation time (100 = every frame at dt 0.01)
+    #[arg(long, default_value_t = 100.0)]
+    pub rate: f64,
+    /// Numbers of sensor node processes, comma separated (one run each)
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    pub sensor_nodes: Vec<usize>,
+    /// Frames per run
+    #[arg(long, default_value_t = 2000)]
+    pub frames: u64,
+    /// Write the results as CSV (sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -117,9 +117,8 @@ pub fn scenario_nodes(
     if let Some(log) = &args.state_log {
         coordinator_args.extend(["--state-log".into(), log.display().to_string()]);
     }
-    if !sensors.is_empty() {
-        coordinator_args.extend(["--sensor-nodes".into(), sensors.len().to_string()]);
-    }
+    // The coordinator waits for exactly the sensor nodes started here (none: it runs without).
+    coordinator_args.extend(["--sensor-nodes".into(), sensors.len().to_string()]);
     coordinator_args.extend(args.coordinator_args.iter().cloned());
     let mut nodes = vec![on_host(
         &host_of("coordinator"),

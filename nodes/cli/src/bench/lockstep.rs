@@ -128,8 +128,8 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 mode: Some("sync".into()),
                 exchange: Some(exchange.clone()),
                 state_log: None,
-                // Only the lockstep is measured: no sensor nodes, and none waited for.
-                coordinator_args: vec!["--result-line".into(), "--sensor-nodes".into(), "0".into()],
+                // Only the lockstep is measured: no sensor nodes (and none waited for).
+                coordinator_args: vec!["--result-line".into()],
             };
             let nodes = scenario_nodes(domain, qos, &run_args, &[], &|_| HostAddress::Local)?;
             let mut result = None;

@@ -2,6 +2,7 @@
 
 pub mod latency;
 pub mod lockstep;
+pub mod sensors;
 
 use anyhow::Result;
 use convoy_core::qos::QosSpec;
@@ -12,5 +13,6 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, command: &BenchCommand) -> Result
     match command {
         BenchCommand::Latency(args) => latency::run(domain, qos, args),
         BenchCommand::Lockstep(args) => lockstep::run(domain, qos, args),
+        BenchCommand::Sensors(args) => sensors::run(domain, qos, args),
     }
 }

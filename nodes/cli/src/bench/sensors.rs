@@ -1,0 +1,333 @@
+//! `convoy bench sensors`: sensor samples per second and per-sample latency, end to end.
+//!
+//! Each configuration runs a generated scenario (the lockstep bench's ring of cars, each
+//! carrying the measured sensors at the frame rate) through the same code path as `convoy
+//! run`, with one or more sensor node processes. This process subscribes to the clock and to
+//! every sensor topic, as any consumer would, and measures each sample's latency from the
+//! arrival of its frame's tick to its own arrival — both seen here, on one clock — and the
+//! samples per second over the run.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use convoy_core::dds::{Node, Subscriber, WaitSet};
+use convoy_core::launch::{HostAddress, SensorNodeLaunch, SensorRole};
+use convoy_core::messages::{GnssFix, Imu, Message, Odometry, RadarScan, SensorHeader, Tick};
+use convoy_core::qos::QosSpec;
+use convoy_core::scenario::{Distribution, SensorKind, SensorSpec};
+use convoy_core::topics::{self, TopicClass};
+
+use crate::args::{RunArgs, SensorsBenchArgs};
+use crate::bench::lockstep::ring_scenario;
+use crate::graph::run_until_done;
+use crate::process::stop_flag;
+use crate::run_cmd::scenario_nodes;
+
+/// CSV header shared with the camera and lidar measurements.
+pub const CSV_HEADER: &str = "sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms";
+
+fn kind_name(kind: SensorKind) -> &'static str {
+    match kind {
+        SensorKind::Imu => "imu",
+        SensorKind::Gnss => "gnss",
+        SensorKind::Odometry => "odometry",
+        SensorKind::Radar => "radar",
+        SensorKind::Lidar => "lidar",
+        SensorKind::Camera => "camera",
+    }
+}
+
+fn parse_kind(s: &str) -> Result<SensorKind> {
+    Ok(match s {
+        "imu" => SensorKind::Imu,
+        "gnss" => SensorKind::Gnss,
+        "odometry" => SensorKind::Odometry,
+        "radar" => SensorKind::Radar,
+        other => bail!("--sensors '{other}': use imu, gnss, odometry and/or radar"),
+    })
+}
+
+/// One sensor topic this process reads, with how to find a sample's header.
+struct Probe<M: Message> {
+    kind: SensorKind,
+    sub: Subscriber<M>,
+    header: fn(&M) -> &SensorHeader,
+}
+
+/// What one kind of sensor measured.
+#[derive(Debug, Default, Clone)]
+struct Tally {
+    samples: u64,
+    latencies_ms: Vec<f64>,
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+trait Drain {
+    fn drain(&mut self, ticks: &std::collections::BTreeMap<u64, Instant>, tallies: &mut [Tally]);
+    fn attach(&mut self, ws: &mut WaitSet) -> Result<()>;
+}
+
+impl<M: Message> Drain for Probe<M> {
+    fn drain(&mut self, ticks: &std::collections::BTreeMap<u64, Instant>, tallies: &mut [Tally]) {
+        let now = Instant::now();
+        for s in self.sub.take(1024) {
+            let t = &mut tallies[self.kind as usize];
+            t.samples += 1;
+            t.first.get_or_insert(now);
+            t.last = Some(now);
+            let frame = (self.header)(&s.value).frame;
+            if let Some(tick_at) = ticks.get(&frame) {
+                t.latencies_ms
+                    .push(now.saturating_duration_since(*tick_at).as_secs_f64() * 1e3);
+            }
+        }
+    }
+
+    fn attach(&mut self, ws: &mut WaitSet) -> Result<()> {
+        self.sub.attach(ws)?;
+        Ok(())
+    }
+}
+
+fn probe<M: Message>(
+    node: &Node,
+    topic: &str,
+    kind: SensorKind,
+    header: fn(&M) -> &SensorHeader,
+) -> Result<Box<dyn Drain + Send>> {
+    Ok(Box::new(Probe {
+        kind,
+        sub: node.subscriber::<M>(topic, TopicClass::Sensor)?,
+        header,
+    }))
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = (p * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+fn write_scenario(dir: &Path, args: &SensorsBenchArgs, kinds: &[SensorKind]) -> Result<PathBuf> {
+    let mut scenario = ring_scenario(args.agents);
+    scenario.scenario.name = "bench_sensors".into();
+    for agent in &mut scenario.agents {
+        agent.sensors = kinds
+            .iter()
+            .map(|&kind| SensorSpec {
+                id: kind_name(kind).into(),
+                kind,
+                rate: args.rate,
+                distribution: Distribution::MainOrClient,
+                load: 0.1,
+                pin: None,
+                fov: None,
+                range: None,
+                noise: 1.0,
+            })
+            .collect();
+    }
+    let path = dir.join(format!("bench_sensors_{}.toml", args.agents));
+    let text = toml::to_string(&scenario).context("cannot write a scenario")?;
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+struct Row {
+    kind: SensorKind,
+    config: String,
+    sensor_nodes: usize,
+    per_s: f64,
+    p50: f64,
+    p99: f64,
+}
+
+pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Result<()> {
+    if !(1..=32).contains(&args.agents) {
+        bail!("--agents takes 1 to 32 agents");
+    }
+    if args.frames == 0 {
+        bail!("--frames must be at least 1");
+    }
+    if !(args.rate.is_finite() && args.rate > 0.0) {
+        bail!("--rate must be a positive number of hertz");
+    }
+    if args.sensor_nodes.is_empty() || args.sensor_nodes.iter().any(|&n| n == 0 || n > 8) {
+        bail!("--sensor-nodes takes 1 to 8 sensor nodes per run");
+    }
+    let kinds = args
+        .sensors
+        .iter()
+        .map(|s| parse_kind(s))
+        .collect::<Result<Vec<_>>>()?;
+    let dir = std::env::temp_dir().join(format!("convoy-bench-sensors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let scenario_path = write_scenario(&dir, args, &kinds)?;
+    let scenario = convoy_core::scenario::Scenario::load(&scenario_path)?;
+    let stop = stop_flag()?;
+    let qos_set = crate::load_qos(qos)?;
+    let mut rows = Vec::new();
+    let config = format!("{} agents @{} Hz", args.agents, args.rate);
+    println!(
+        "{:<9} {:<22} {:>6} {:>10} {:>8} {:>8}",
+        "sensor", "config", "nodes", "samples/s", "p50 ms", "p99 ms"
+    );
+    for &count in &args.sensor_nodes {
+        // This process is the consumer: its readers exist before the graph starts.
+        let node = Node::new(domain, "bench/sensors", Arc::clone(&qos_set))?;
+        let mut clock: Subscriber<Tick> = node.subscriber(topics::CLOCK, TopicClass::Clock)?;
+        let mut probes: Vec<Box<dyn Drain + Send>> = Vec::new();
+        for agent in scenario.agent_ids() {
+            for &kind in &kinds {
+                let topic = topics::sensor(&agent, kind_name(kind));
+                probes.push(match kind {
+                    SensorKind::Imu => probe::<Imu>(&node, &topic, kind, |m| &m.header)?,
+                    SensorKind::Gnss => probe::<GnssFix>(&node, &topic, kind, |m| &m.header)?,
+                    SensorKind::Odometry => probe::<Odometry>(&node, &topic, kind, |m| &m.header)?,
+                    SensorKind::Radar => probe::<RadarScan>(&node, &topic, kind, |m| &m.header)?,
+                    SensorKind::Lidar | SensorKind::Camera => continue,
+                });
+            }
+        }
+        let done = Arc::new(AtomicBool::new(false));
+        let reader_done = Arc::clone(&done);
+        let reader = std::thread::Builder::new()
+            .name("bench-consumer".into())
+            .spawn(move || -> Result<Vec<Tally>> {
+                let mut ws = WaitSet::new()?;
+                let clock_token = clock.attach(&mut ws)?;
+                for p in probes.iter_mut() {
+                    p.attach(&mut ws)?;
+                }
+                let mut ticks = std::collections::BTreeMap::new();
+                let mut tallies = vec![Tally::default(); 6];
+                let mut drain_until: Option<Instant> = None;
+                loop {
+                    ws.wait(Duration::from_millis(5));
+                    if ws.ready(clock_token) {
+                        let now = Instant::now();
+                        for t in clock.take(64) {
+                            ticks.entry(t.value.frame).or_insert(now);
+                        }
+                    }
+                    for p in probes.iter_mut() {
+                        p.drain(&ticks, &mut tallies);
+                    }
+                    // Ticks older than a second of frames are no longer needed.
+                    if ticks.len() > 4096 {
+                        let keep = ticks.keys().nth(ticks.len() - 2048).copied();
+                        if let Some(k) = keep {
+                            ticks = ticks.split_off(&k);
+                        }
+                    }
+                    if reader_done.load(Ordering::Relaxed) {
+                        let until =
+                            *drain_until.get_or_insert(Instant::now() + Duration::from_millis(500));
+                        if Instant::now() > until {
+                            return Ok(tallies);
+                        }
+                    }
+                }
+            })
+            .context("cannot start the consumer thread")?;
+        let sensors: Vec<SensorNodeLaunch> = (0..count)
+            .map(|i| SensorNodeLaunch {
+                name: if i == 0 {
+                    "main".into()
+                } else {
+                    format!("c{i}")
+                },
+                role: if i == 0 {
+                    SensorRole::Main
+                } else {
+                    SensorRole::Client
+                },
+                capacity: 1.0,
+                host: "local".into(),
+            })
+            .collect();
+        let run_args = RunArgs {
+            scenario: scenario_path.clone(),
+            frames: Some(args.frames),
+            duration: None,
+            mode: Some("sync".into()),
+            exchange: Some("relay".into()),
+            state_log: None,
+            coordinator_args: Vec::new(),
+        };
+        let nodes = scenario_nodes(domain, qos, &run_args, &sensors, &|_| HostAddress::Local)?;
+        eprintln!(
+            "running {} frames: {} agents, {} sensor node(s), sensors {} at {} Hz ...",
+            args.frames,
+            args.agents,
+            count,
+            args.sensors.join(","),
+            args.rate
+        );
+        let outcome = run_until_done(&nodes, "coordinator", &stop, false, |_| {});
+        done.store(true, Ordering::Relaxed);
+        let tallies = reader
+            .join()
+            .map_err(|_| anyhow::anyhow!("the consumer thread panicked"))??;
+        outcome?;
+        for &kind in &kinds {
+            let t = &tallies[kind as usize];
+            let seconds = match (t.first, t.last) {
+                (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
+                _ => 0.0,
+            };
+            let mut lat = t.latencies_ms.clone();
+            let row = Row {
+                kind,
+                config: config.clone(),
+                sensor_nodes: count,
+                per_s: if seconds > 0.0 {
+                    t.samples as f64 / seconds
+                } else {
+                    0.0
+                },
+                p50: percentile(&mut lat, 0.5),
+                p99: percentile(&mut lat, 0.99),
+            };
+            println!(
+                "{:<9} {:<22} {:>6} {:>10.0} {:>8.3} {:>8.3}",
+                kind_name(row.kind),
+                row.config,
+                row.sensor_nodes,
+                row.per_s,
+                row.p50,
+                row.p99
+            );
+            rows.push(row);
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    if let Some(out) = &args.out {
+        let mut csv = String::from(CSV_HEADER);
+        csv.push('\n');
+        for r in &rows {
+            csv.push_str(&format!(
+                "{},{},{},{:.1},0,{:.4},{:.4}\n",
+                kind_name(r.kind),
+                r.config,
+                r.sensor_nodes,
+                r.per_s,
+                r.p50,
+                r.p99
+            ));
+        }
+        std::fs::write(out, csv).with_context(|| format!("cannot write {}", out.display()))?;
+        println!("wrote {}", out.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
