@@ -101,13 +101,18 @@ pub const FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE: usize = 1452;
 // 1452).
 pub const DATAGRAM_HEADER_OVERHEAD: usize = 48;
 
+// convoy change 3: the largest datagram budget (RTPS header + submessages) ever
+// used, whatever the interface MTU (loopback reports 65536): a UDP/IPv4 payload
+// is at most 65,507 bytes; a little margin below it.
+pub const MAX_UDP_DATAGRAM_BUDGET: usize = 65_000;
+
 // Constant RTPS fragment size (serialized-payload bytes per fragment) used by
 // the writer when a sample must be sent as DATAFRAG. The RTPS spec requires the
 // fragment size to be fixed for a given Writer and identical for all remote
 // Readers (v2.5 Section 8.4.14.1.1), so this is a constant and must NOT be
 // varied per peer. Per-peer path MTU only controls how many fragments we pack
 // into each DATAFRAG submessage / datagram, never the fragment size itself.
-pub const FRAGMENT_SIZE: usize = 256;
+pub const FRAGMENT_SIZE: usize = 1280;
 
 /// Convert an interface MTU into the RTPS-message (UDP payload) budget usable
 /// for submessage/fragment packing: `mtu - DATAGRAM_HEADER_OVERHEAD`, floored

@@ -403,6 +403,23 @@ impl RtpsReaderProxy {
   ///    *only* that one locator (today the fallback and multicast-to-all paths
   ///    reuse one datagram across many locators).
   pub fn resolve_path_mtu(&mut self, local_interfaces: &[IfAddr]) {
+    // convoy change 3: a route narrowed to one unicast locator (no multicast, no
+    // fallback) sends every datagram for this reader to that locator only (point
+    // 3 above), so its own path MTU is the budget. This is what lets a same-host
+    // peer, routed over loopback (MTU 64 KiB), get datagrams of up to a UDP
+    // datagram instead of 1452 bytes because it also advertised a LAN address.
+    if let SendRoute {
+      unicast: Some(locator),
+      multicast: None,
+      fallback: false,
+    } = self.send_route
+    {
+      if locator.is_udp() {
+        let budget = path_mtu_payload_for_peer(local_interfaces, SocketAddr::from(locator).ip());
+        self.max_datagram_payload = budget.min(MAX_UDP_DATAGRAM_BUDGET);
+        return;
+      }
+    }
     let budget = self
       .unicast_locator_list
       .iter()
