@@ -564,3 +564,110 @@ fn bench_latency_runs_between_two_namespace_hosts_over_a_lossy_link() {
     assert_eq!(row[8], "0", "{text}");
     netns("down", &file);
 }
+
+/// Drops every multicast datagram a namespace sends: a network without multicast.
+fn block_multicast(ns: &str) {
+    for args in [
+        vec!["add", "table", "ip", "convoy_nomc"],
+        vec![
+            "add",
+            "chain",
+            "ip",
+            "convoy_nomc",
+            "out",
+            "{ type filter hook output priority 0 ; }",
+        ],
+        vec![
+            "add",
+            "rule",
+            "ip",
+            "convoy_nomc",
+            "out",
+            "ip",
+            "daddr",
+            "224.0.0.0/4",
+            "drop",
+        ],
+    ] {
+        let status = Command::new("ip")
+            .args(["netns", "exec", ns, "nft"])
+            .args(&args)
+            .status()
+            .expect("nft (Debian nftables)");
+        assert!(status.success(), "nft {args:?} in {ns} failed");
+    }
+}
+
+/// One latency bench between the two hosts: pong on q, ping on p, each with `peers` as
+/// CONVOY_PEERS (None: unset). Returns whether the ping side succeeded, and its output.
+fn ping_pong_without_multicast(peers: Option<(&str, &str)>) -> (bool, String) {
+    let d = domain::NO_MULTICAST.to_string();
+    let bin = workspace_bin("convoy");
+    let mut pong_cmd = Command::new("ip");
+    pong_cmd
+        .args(["netns", "exec", "cvu_q"])
+        .arg(&bin)
+        .args(["--domain", &d, "bench", "latency", "--role", "pong"])
+        .stdout(Stdio::null());
+    let mut ping_cmd = Command::new("ip");
+    ping_cmd
+        .args(["netns", "exec", "cvu_p"])
+        .arg(&bin)
+        .args([
+            "--domain", &d, "bench", "latency", "--role", "ping", "--sizes", "64,65536",
+        ])
+        .args(["--duration", "0.5", "--match-timeout", "6"]);
+    for cmd in [&mut pong_cmd, &mut ping_cmd] {
+        cmd.env_remove("CONVOY_PEERS").env_remove("CONVOY_DOMAIN");
+    }
+    if let Some((pong_peer, ping_peer)) = peers {
+        pong_cmd.env("CONVOY_PEERS", pong_peer);
+        ping_cmd.env("CONVOY_PEERS", ping_peer);
+    }
+    let _pong = ChildGuard::spawn("pong", &mut pong_cmd);
+    let (ok, out, err) = run_with_timeout(&mut ping_cmd, Duration::from_secs(60));
+    (ok, format!("{out}\n{err}"))
+}
+
+#[test]
+fn static_discovery_peers_work_on_a_network_without_multicast() {
+    watchdog("no multicast", Duration::from_secs(200));
+    let dir = scratch_dir("no_multicast");
+    let file = dir.join("two_hosts.toml");
+    let scenario = repo_root().join("launch/scenarios/two_cars.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[run]\ndomain = {}\nscenario = \"{}\"\n\n[hosts.p]\naddress = \"netns:cvu_p\"\nip = \"10.77.251.1/24\"\n\n\
+             [hosts.q]\naddress = \"netns:cvu_q\"\nip = \"10.77.251.2/24\"\n\n\
+             [[nodes]]\nkind = \"coordinator\"\nhost = \"p\"\n\n[[nodes]]\nkind = \"agent\"\nhost = \"q\"\n",
+            domain::NO_MULTICAST,
+            scenario.display()
+        ),
+    )
+    .expect("launch file");
+    netns("up", &file);
+    let _cleanup = Namespaces(file.clone());
+    block_multicast("cvu_p");
+    block_multicast("cvu_q");
+
+    // Without peers nothing is found: discovery is multicast.
+    let (ok, out) = ping_pong_without_multicast(None);
+    assert!(
+        !ok,
+        "discovery worked without multicast and without peers:\n{out}"
+    );
+    assert!(out.contains("0 of 1 readers matched"), "{out}");
+
+    // With each side naming the other, discovery and data go by unicast.
+    let (ok, out) = ping_pong_without_multicast(Some(("10.77.251.1", "10.77.251.2")));
+    assert!(ok, "bench over static peers failed:\n{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("64 ") || l.trim_start().starts_with("65536 "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for row in rows {
+        assert!(row.trim_end().ends_with(" 0"), "lost samples: {row}");
+    }
+}

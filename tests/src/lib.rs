@@ -39,6 +39,7 @@ pub mod domain {
     pub const LAUNCH_SSH: u32 = 44;
     pub const LAUNCH_NETNS_BENCH: u32 = 45;
     pub const SENSOR_FAILOVER: u32 = 46;
+    pub const NO_MULTICAST: u32 = 47;
     pub const SENSORS_SYNC: u32 = 51;
     pub const SENSORS_RESTART: u32 = 52;
     pub const SENSORS_ASYNC: u32 = 53;

@@ -41,6 +41,56 @@ pub enum NodeError {
     BadNodeId(String),
     #[error("cannot join DDS domain {domain}: {reason}")]
     Participant { domain: u32, reason: String },
+    #[error("{PEERS_ENV}='{value}': '{entry}' is not an IP address (use a comma-separated list, e.g. 10.0.0.2,10.0.0.3)")]
+    BadPeer { value: String, entry: String },
+}
+
+/// Environment variable with static unicast discovery peers: hosts every convoy node announces
+/// itself to by unicast besides multicast (networks without multicast; Fast DDS peers limited
+/// to unicast discovery).
+pub const PEERS_ENV: &str = "CONVOY_PEERS";
+
+/// The receive buffer convoy asks for on every DDS socket, and below which the OS's ceiling
+/// (`net.core.rmem_max`) is reported: a 1 MiB sample is ~17 datagrams arriving in one burst.
+const WANTED_SOCKET_BUFFER: u64 = 8 * 1024 * 1024;
+
+/// Parses `CONVOY_PEERS` (empty or unset: none).
+pub fn static_peers_from(value: &str) -> Result<Vec<std::net::IpAddr>, NodeError> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            e.parse().map_err(|_| NodeError::BadPeer {
+                value: value.to_string(),
+                entry: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Says once per process when the OS caps socket buffers below what large samples need.
+fn report_socket_buffer_ceiling() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let read =
+            |p: &str| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+        for (path, sysctl) in [
+            ("/proc/sys/net/core/rmem_max", "net.core.rmem_max"),
+            ("/proc/sys/net/core/wmem_max", "net.core.wmem_max"),
+        ] {
+            if let Some(max) = read(path) {
+                if max < WANTED_SOCKET_BUFFER / 2 {
+                    tracing::warn!(
+                        "{sysctl} = {max} caps DDS socket buffers below the {} MiB large samples \
+                         need (bursts may be dropped and resent); raise it with \
+                         `sysctl -w {sysctl}={WANTED_SOCKET_BUFFER}`",
+                        WANTED_SOCKET_BUFFER >> 20
+                    );
+                }
+            }
+        }
+    });
 }
 
 /// Why a publisher or subscriber could not be created.
@@ -115,7 +165,17 @@ impl Node {
             domain,
             reason: e.to_string(),
         };
-        let participant = DomainParticipant::new(domain_id).map_err(|e| fail(&e))?;
+        let peers = match std::env::var(PEERS_ENV) {
+            Ok(value) => static_peers_from(&value)?,
+            Err(_) => Vec::new(),
+        };
+        report_socket_buffer_ceiling();
+        let participant = rustdds::DomainParticipantBuilder::new(domain_id)
+            .static_discovery_peers(peers)
+            .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
+            .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)
+            .build()
+            .map_err(|e| fail(&e))?;
         let publisher = participant
             .create_publisher(&QosPolicies::qos_none())
             .map_err(|e| fail(&e))?;

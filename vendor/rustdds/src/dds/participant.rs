@@ -78,6 +78,8 @@ pub struct DomainParticipantBuilder {
 
   same_host_loopback: bool, // prefer loopback for same-host peers + localhost SPDP discovery peers
 
+  static_peers: Vec<IpAddr>, // convoy change 5: unicast SPDP destinations besides multicast
+
   socket_receive_buffer_size: usize,
   socket_send_buffer_size: usize,
 
@@ -93,6 +95,7 @@ impl DomainParticipantBuilder {
       domain_id,
       only_networks: None,
       same_host_loopback: true,
+      static_peers: Vec::new(),
       socket_receive_buffer_size: Self::DEFAULT_SOCKET_RECEIVE_BUFFER_SIZE,
       socket_send_buffer_size: Self::DEFAULT_SOCKET_SEND_BUFFER_SIZE,
       #[cfg(feature = "security")]
@@ -124,6 +127,17 @@ impl DomainParticipantBuilder {
   /// loopback locator once that peer is positively confirmed to be on the same
   /// host. Disable to force all traffic onto regular (LAN) interfaces. See
   /// `src/rtps/loopback_same_host_design.md`.
+  /// Static unicast discovery peers (convoy change 5): hosts this participant
+  /// announces itself to (SPDP) by unicast, at the well-known discovery port of
+  /// each of the first participant indices on that host, besides the multicast
+  /// group. For networks without multicast, and for peers that discover by
+  /// unicast only (Fast DDS with `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`).
+  /// Once a peer answers, discovery goes on over its advertised locators.
+  pub fn static_discovery_peers(mut self, peers: impl IntoIterator<Item = IpAddr>) -> Self {
+    self.static_peers = peers.into_iter().collect();
+    self
+  }
+
   pub fn same_host_loopback(mut self, enabled: bool) -> Self {
     self.same_host_loopback = enabled;
     self
@@ -344,6 +358,7 @@ impl DomainParticipantBuilder {
       self.socket_send_buffer_size,
       self.only_networks,
       self.same_host_loopback,
+      self.static_peers,
       dp_waker,
       discovery_sample_sender,
     )?;
@@ -987,6 +1002,7 @@ impl DomainParticipantDisc {
     socket_send_buffer_size: usize,
     only_networks: Option<Vec<IpAddr>>,
     same_host_loopback: bool,
+    static_peers: Vec<IpAddr>,
     dp_waker: LoopWaker,
     discovery_sample_sender: ReadySender<mio1::Token>,
   ) -> CreateResult<Self> {
@@ -1004,6 +1020,7 @@ impl DomainParticipantDisc {
       socket_send_buffer_size,
       only_networks,
       same_host_loopback,
+      static_peers,
       dp_waker,
       discovery_sample_sender,
     )?;
@@ -1253,6 +1270,7 @@ impl DomainParticipantInner {
     socket_send_buffer_size: usize,
     only_networks: Option<Vec<IpAddr>>,
     same_host_loopback: bool,
+    static_peers: Vec<IpAddr>,
     dp_waker: LoopWaker,
     discovery_sample_sender: ReadySender<mio1::Token>,
   ) -> CreateResult<Self> {
@@ -1347,6 +1365,12 @@ impl DomainParticipantInner {
       .iter()
       .map(
         |(t, l)| match l.to_locator_address(only_networks.as_deref()) {
+          // convoy change 5: with static unicast peers, advertise no multicast
+          // locators, so discovery answers and user data come by unicast (a
+          // network without multicast delivers nothing sent to a group).
+          Ok(locs) if !static_peers.is_empty() => {
+            (*t, locs.into_iter().filter(|l| !std::net::SocketAddr::from(*l).ip().is_multicast()).collect())
+          }
           Ok(locs) => (*t, locs),
           Err(e) => {
             error!("No local network address for token {t:?}: {e:?}");
@@ -1429,6 +1453,7 @@ impl DomainParticipantInner {
           only_networks_for_ev_loop,
           socket_send_buffer_size,
           same_host_loopback,
+          static_peers,
           reader_ready_rx,
           writer_ready_rx,
           dp_waker,

@@ -140,6 +140,9 @@ pub struct DPEventLoop {
   // route same-host peers over loopback. See
   // `src/rtps/loopback_same_host_design.md`.
   same_host_loopback: bool,
+
+  // convoy change 5: hosts the SPDP writer also announces to by unicast.
+  static_peers: Vec<IpAddr>,
 }
 
 impl DPEventLoop {
@@ -164,6 +167,7 @@ impl DPEventLoop {
     only_networks: Option<Arc<[IpAddr]>>,
     socket_send_buffer_size: usize,
     same_host_loopback: bool,
+    static_peers: Vec<IpAddr>,
     reader_ready: ReadyReceiver<EntityId>,
     writer_ready: ReadyReceiver<EntityId>,
     waker: LoopWaker,
@@ -257,6 +261,7 @@ impl DPEventLoop {
       participant_status_sender,
       discovery_command_sender,
       same_host_loopback,
+      static_peers,
     })
   }
 
@@ -1113,14 +1118,31 @@ impl DPEventLoop {
     // - every writer may route a confirmed same-host peer over loopback.
     // See `src/rtps/loopback_same_host_design.md`.
     new_writer.set_prefer_loopback_same_host(self.same_host_loopback);
-    if self.same_host_loopback
-      && new_writer.guid().entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER
-    {
-      new_writer.set_extra_unicast_destinations(localhost_spdp_peer_locators(
-        self.domain_info.domain_id,
-        self.domain_info.participant_id,
-        SPDP_LOCALHOST_PEER_COUNT,
-      ));
+    if new_writer.guid().entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER {
+      let mut extra = Vec::new();
+      if self.same_host_loopback {
+        extra = localhost_spdp_peer_locators(
+          self.domain_info.domain_id,
+          self.domain_info.participant_id,
+          SPDP_LOCALHOST_PEER_COUNT,
+        );
+      }
+      // convoy change 5: static unicast discovery peers, at the well-known SPDP
+      // port of each of the first participant indices on that host.
+      for peer in &self.static_peers {
+        for pid in 0..SPDP_LOCALHOST_PEER_COUNT {
+          let locator = crate::structure::locator::Locator::from(std::net::SocketAddr::new(
+            *peer,
+            crate::network::constant::spdp_well_known_unicast_port(self.domain_info.domain_id, pid),
+          ));
+          if !extra.contains(&locator) {
+            extra.push(locator);
+          }
+        }
+      }
+      if !extra.is_empty() {
+        new_writer.set_extra_unicast_destinations(extra);
+      }
     }
 
     // The doorbell is a shared ready-queue plus the poll waker, not a
