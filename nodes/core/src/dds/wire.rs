@@ -67,8 +67,27 @@ pub fn decode<T: serde::de::DeserializeOwned>(
 }
 
 /// Encodes a value as little-endian CDR (what rustdds, Cyclone and Fast DDS all read).
+///
+/// Two passes: the first only counts bytes, so the buffer is allocated once at its final size.
+/// Growing it by doubling instead cost a 1 MiB image ~2 MiB of fresh allocations and copies,
+/// 3-4 ms per write under load (the first pass is cheap: byte arrays are one `write_all`).
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, cdr_encoding::Error> {
-    cdr_encoding::to_vec::<T, LittleEndian>(value)
+    let mut counter = ByteCounter(0);
+    cdr_encoding::to_writer::<T, LittleEndian, _>(&mut counter, value)?;
+    cdr_encoding::to_vec_with_size_hint::<T, LittleEndian>(value, counter.0)
+}
+
+/// An `io::Write` that keeps only the number of bytes written.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The rustdds (de)serializer adapter for `Wire<M>`.
