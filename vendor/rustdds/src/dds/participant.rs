@@ -1383,11 +1383,14 @@ impl DomainParticipantInner {
     // Adding readers. Capacities match the previous mio-extras channels.
     let (sender_add_reader, receiver_add_reader) =
       wake_channel::<ReaderIngredients>(100, &dp_waker);
-    let (sender_remove_reader, receiver_remove_reader) = wake_channel::<GUID>(4, &dp_waker);
+    // convoy change 6: 256, not 4. A node dropping its endpoints at exit removes
+    // dozens at once (a sensor node reads every agent's state); with 4 slots the
+    // removals overflowed and each logged "Cannot remove Reader ... Full" at error.
+    let (sender_remove_reader, receiver_remove_reader) = wake_channel::<GUID>(256, &dp_waker);
 
     // Writers
     let (add_writer_sender, add_writer_receiver) = wake_channel::<WriterIngredients>(10, &dp_waker);
-    let (remove_writer_sender, remove_writer_receiver) = wake_channel::<GUID>(4, &dp_waker);
+    let (remove_writer_sender, remove_writer_receiver) = wake_channel::<GUID>(256, &dp_waker);
     let (reader_ready, reader_ready_rx) = ready_channel(&dp_waker);
     let (writer_ready, writer_ready_rx) = ready_channel(&dp_waker);
 
