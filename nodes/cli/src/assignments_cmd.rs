@@ -85,9 +85,9 @@ fn print_live(
     seen: &BTreeMap<String, (NodeStatus, Instant)>,
     json: bool,
 ) {
-    // A node is up while it beats (NodeStatus every 250 ms; 2 s without one: gone).
+    // A node is up while it beats (NodeStatus every 250 ms; a lease without one: gone).
     let state = |name: &str| match seen.get(&format!("sensor/{name}")) {
-        Some((_, at)) if at.elapsed() < Duration::from_secs(2) => "up",
+        Some((_, at)) if at.elapsed() < convoy_core::status::DEFAULT_LEASE => "up",
         Some(_) => "silent",
         None => "unseen",
     };

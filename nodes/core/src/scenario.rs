@@ -274,6 +274,20 @@ pub enum SensorKind {
     Camera,
 }
 
+impl SensorKind {
+    /// The name scenario files use (`kind = "imu"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SensorKind::Imu => "imu",
+            SensorKind::Gnss => "gnss",
+            SensorKind::Odometry => "odometry",
+            SensorKind::Radar => "radar",
+            SensorKind::Lidar => "lidar",
+            SensorKind::Camera => "camera",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SensorSpec {

@@ -82,13 +82,18 @@ impl StatusBeacon {
         }
     }
 
+    /// Whether the next [`StatusBeacon::beat`] writes: counters worth gathering only then.
+    pub fn due(&self) -> bool {
+        self.last.is_none_or(|last| last.elapsed() >= BEAT)
+    }
+
     /// Writes the status when a beat is due, and drops the DDS participants of nodes that
     /// fell silent; cheap to call every loop iteration.
     pub fn beat(&mut self) -> Result<(), PublishError> {
-        let now = Instant::now();
-        if self.last.is_some_and(|last| now - last < BEAT) {
+        if !self.due() {
             return Ok(());
         }
+        let now = Instant::now();
         self.last = Some(now);
         self.watch_peers(now);
         self.publisher.write(self.status.clone())

@@ -151,6 +151,19 @@ struct Work {
     first_seen: bool,
 }
 
+impl Work {
+    fn new(tick: Tick, sensors: Vec<SensorKey>, first_seen: bool) -> Work {
+        Work {
+            tick,
+            sensors,
+            started: Instant::now(),
+            in_flight: 0,
+            dispatched: false,
+            first_seen,
+        }
+    }
+}
+
 struct SensorNode {
     name: String,
     scenario: Scenario,
@@ -335,6 +348,12 @@ impl SensorNode {
                 self.pending.push_back(tick);
             }
         }
+        self.take_completions();
+        Ok(())
+    }
+
+    /// Counts the publish jobs that reported back against the current frame's work.
+    fn take_completions(&mut self) {
         while let Ok((frame, _ok)) = self.completions.try_recv() {
             if let Some(work) = self.work.as_mut() {
                 if work.tick.frame == frame {
@@ -342,7 +361,6 @@ impl SensorNode {
                 }
             }
         }
-        Ok(())
     }
 
     /// Records new assignments, starts and stops sensors, and catches up the last frame for
@@ -412,14 +430,7 @@ impl SensorNode {
         if let Some((tick, due)) = self.last_frame.clone() {
             let late: Vec<SensorKey> = added.into_iter().filter(|k| due.contains(k)).collect();
             if !late.is_empty() && self.work.is_none() && self.pending.is_empty() {
-                self.work = Some(Work {
-                    tick,
-                    sensors: late,
-                    started: Instant::now(),
-                    in_flight: 0,
-                    dispatched: false,
-                    first_seen: false,
-                });
+                self.work = Some(Work::new(tick, late, false));
             }
         }
         Ok(())
@@ -484,14 +495,7 @@ impl SensorNode {
             *by_frame = by_frame.split_off(&keep_from);
         }
         if !mine.is_empty() {
-            self.work = Some(Work {
-                tick,
-                sensors: mine,
-                started: Instant::now(),
-                in_flight: 0,
-                dispatched: false,
-                first_seen,
-            });
+            self.work = Some(Work::new(tick, mine, first_seen));
         }
         Ok(())
     }
@@ -585,13 +589,7 @@ impl SensorNode {
         work.dispatched = true;
         self.work = Some(work);
         // Completions that raced in before in_flight was counted.
-        while let Ok((frame, _)) = self.completions.try_recv() {
-            if let Some(w) = self.work.as_mut() {
-                if w.tick.frame == frame {
-                    w.in_flight = w.in_flight.saturating_sub(1);
-                }
-            }
-        }
+        self.take_completions();
         Ok(true)
     }
 
@@ -652,6 +650,9 @@ impl SensorNode {
 
     /// NodeStatus counters: what ran and every reason a sample was dropped.
     fn report(&mut self) -> Result<()> {
+        if !self.beacon.due() {
+            return Ok(());
+        }
         let d = self.dispatcher.counts();
         let c = &self.counters;
         for (name, value) in [

@@ -21,6 +21,7 @@ use convoy_core::scenario::{Distribution, SensorKind, SensorSpec};
 use convoy_core::topics::{self, TopicClass};
 
 use crate::args::{RunArgs, SensorsBenchArgs};
+use crate::bench::latency::percentile;
 use crate::bench::lockstep::ring_scenario;
 use crate::graph::run_until_done;
 use crate::process::stop_flag;
@@ -28,17 +29,6 @@ use crate::run_cmd::scenario_nodes;
 
 /// CSV header shared with the camera and lidar measurements.
 pub const CSV_HEADER: &str = "sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms";
-
-fn kind_name(kind: SensorKind) -> &'static str {
-    match kind {
-        SensorKind::Imu => "imu",
-        SensorKind::Gnss => "gnss",
-        SensorKind::Odometry => "odometry",
-        SensorKind::Radar => "radar",
-        SensorKind::Lidar => "lidar",
-        SensorKind::Camera => "camera",
-    }
-}
 
 fn parse_kind(s: &str) -> Result<SensorKind> {
     Ok(match s {
@@ -106,15 +96,6 @@ fn probe<M: Message>(
     }))
 }
 
-fn percentile(v: &mut [f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let rank = (p * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
-}
-
 fn write_scenario(dir: &Path, args: &SensorsBenchArgs, kinds: &[SensorKind]) -> Result<PathBuf> {
     let mut scenario = ring_scenario(args.agents);
     scenario.scenario.name = "bench_sensors".into();
@@ -122,7 +103,7 @@ fn write_scenario(dir: &Path, args: &SensorsBenchArgs, kinds: &[SensorKind]) -> 
         agent.sensors = kinds
             .iter()
             .map(|&kind| SensorSpec {
-                id: kind_name(kind).into(),
+                id: kind.as_str().into(),
                 kind,
                 rate: args.rate,
                 distribution: Distribution::MainOrClient,
@@ -186,7 +167,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
         let mut probes: Vec<Box<dyn Drain + Send>> = Vec::new();
         for agent in scenario.agent_ids() {
             for &kind in &kinds {
-                let topic = topics::sensor(&agent, kind_name(kind));
+                let topic = topics::sensor(&agent, kind.as_str());
                 probes.push(match kind {
                     SensorKind::Imu => probe::<Imu>(&node, &topic, kind, |m| &m.header)?,
                     SensorKind::Gnss => probe::<GnssFix>(&node, &topic, kind, |m| &m.header)?,
@@ -284,6 +265,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
                 _ => 0.0,
             };
             let mut lat = t.latencies_ms.clone();
+            lat.sort_by(f64::total_cmp);
             let row = Row {
                 kind,
                 config: config.clone(),
@@ -293,12 +275,12 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
                 } else {
                     0.0
                 },
-                p50: percentile(&mut lat, 0.5),
-                p99: percentile(&mut lat, 0.99),
+                p50: percentile(&lat, 0.5),
+                p99: percentile(&lat, 0.99),
             };
             println!(
                 "{:<9} {:<22} {:>6} {:>10.0} {:>8.3} {:>8.3}",
-                kind_name(row.kind),
+                row.kind.as_str(),
                 row.config,
                 row.sensor_nodes,
                 row.per_s,
@@ -317,7 +299,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
         for r in &rows {
             csv.push_str(&format!(
                 "{},{},{},{:.1},0,{:.4},{:.4}\n",
-                kind_name(r.kind),
+                r.kind.as_str(),
                 r.config,
                 r.sensor_nodes,
                 r.per_s,
