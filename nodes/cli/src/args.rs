@@ -251,6 +251,60 @@ pub enum BenchCommand {
     Lockstep(LockstepArgs),
     /// Sensor samples per second and latency from frame tick to a subscriber process
     Sensors(SensorsBenchArgs),
+    /// Camera images and lidar clouds to a convoy, CycloneDDS or rclpy reader: loss and latency
+    Images(ImagesBenchArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageReader {
+    /// `convoy bench images --role sink` in another process
+    Convoy,
+    /// CycloneDDS (tests/interop/build.sh builds cyclone_sink)
+    Cyclone,
+    /// A stock rclpy subscriber (sensor_msgs/Image, PointCloud2) on Fast DDS
+    Rclpy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImagesRole {
+    /// Spawn the reader and send (the default)
+    Writer,
+    /// convoy's reader, started by the writer side
+    Sink,
+}
+
+#[derive(Debug, Args)]
+pub struct ImagesBenchArgs {
+    /// What each sample is, comma separated for several runs: image:WxH (rgb8) or
+    /// cloud:RINGSxPOINTS (x, y, z, intensity as f32)
+    #[arg(long, value_delimiter = ',', default_value = "image:640x480")]
+    pub payload: Vec<crate::bench::images::Shape>,
+    /// Samples per second (0: as fast as the writer admits them)
+    #[arg(long, default_value_t = 30.0)]
+    pub rate: f64,
+    /// Samples per run
+    #[arg(long, default_value_t = 150)]
+    pub count: u64,
+    /// Who reads: convoy, cyclone or rclpy (reliability and depth: the QoS's sensor profile)
+    #[arg(long, value_enum, default_value_t = ImageReader::Convoy)]
+    pub reader: ImageReader,
+    /// The CycloneDDS reader program (`--reader cyclone`)
+    #[arg(long, env = "CONVOY_CYCLONE_SINK")]
+    pub cyclone_sink: Option<PathBuf>,
+    /// A python with rclpy and sensor_msgs (`--reader rclpy`; scripts/ros-venv.sh makes .venv)
+    #[arg(long, env = "CONVOY_ROS_PYTHON", default_value = ".venv/bin/python")]
+    pub python: PathBuf,
+    /// Seconds to wait for discovery, and for a blocked write, before giving up
+    #[arg(long, default_value_t = 20.0)]
+    pub timeout: f64,
+    /// One JSON object per run instead of a table line
+    #[arg(long)]
+    pub json: bool,
+    /// Write the results as CSV
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ImagesRole::Writer, hide = true)]
+    pub role: ImagesRole,
 }
 
 #[derive(Debug, Args)]

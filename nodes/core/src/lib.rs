@@ -1,6 +1,7 @@
 //! convoy-core: what every convoy node shares.
 //!
 //! - [`messages`]: the wire types, mirroring `idl/convoy.idl`;
+//! - [`ros_msgs`]: the ROS 2 message types convoy writes for stock ROS 2 nodes;
 //! - [`qos`]: OMG DDS-XML QoS libraries, loaded and resolved into profiles per topic class;
 //! - [`topics`]: every topic name convoy uses, built in one place;
 //! - [`dds`]: the one typed DDS layer over rustdds (node handle, publishers, subscribers);
@@ -14,6 +15,7 @@ pub mod dds;
 pub mod launch;
 pub mod messages;
 pub mod qos;
+pub mod ros_msgs;
 pub mod scenario;
 pub mod schedule;
 pub mod status;

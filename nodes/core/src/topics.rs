@@ -89,6 +89,9 @@ pub const WORLD_REQUEST: &str = "convoy/world/request";
 pub const WORLD_REPLY: &str = "convoy/world/reply";
 pub const BENCH_PING: &str = "convoy/bench/ping";
 pub const BENCH_PONG: &str = "convoy/bench/pong";
+/// `convoy bench images`: camera-sized images and lidar-sized point clouds.
+pub const BENCH_IMAGE: &str = "convoy/bench/image";
+pub const BENCH_CLOUD: &str = "convoy/bench/cloud";
 
 /// `convoy/agent/<a>/state`
 pub fn agent_state(agent: &str) -> String {

@@ -224,6 +224,8 @@ pub use dds::{
   typedesc::TypeDesc,
   with_key::{datareader::SelectByKey, WriteOptions, WriteOptionsBuilder},
 };
+/// convoy changes 5, 8, 9: transport settings of a participant.
+pub use rtps::pacing::{PacingRate, TransportTuning};
 /// Needed to specify serialized data representation in case it is other than
 /// CDR.
 pub use serialization::RepresentationIdentifier;

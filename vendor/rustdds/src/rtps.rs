@@ -5,6 +5,7 @@ pub(crate) mod dp_event_loop;
 pub(crate) mod fragment_assembler;
 pub(crate) mod message_receiver;
 pub(crate) mod outbound;
+pub(crate) mod pacing;
 pub(crate) mod reader;
 pub(crate) mod rtps_reader_proxy;
 pub(crate) mod rtps_writer_proxy;

@@ -14,6 +14,7 @@ pub mod discovery;
 pub mod policy;
 mod publisher;
 mod subscriber;
+pub mod transport;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -28,6 +29,7 @@ use crate::topics::TopicClass;
 
 pub use publisher::{PublishError, Publisher};
 pub use subscriber::{ReaderStats, ReaderToken, Received, SampleStream, Subscriber, WaitSet};
+pub use transport::{TransportError, TransportSettings};
 
 /// The largest DDS domain id whose RTPS ports (7400 + 250 * id + offsets) fit in 16 bits.
 pub const MAX_DOMAIN_ID: u32 = 232;
@@ -41,33 +43,13 @@ pub enum NodeError {
     BadNodeId(String),
     #[error("cannot join DDS domain {domain}: {reason}")]
     Participant { domain: u32, reason: String },
-    #[error("{PEERS_ENV}='{value}': '{entry}' is not an IP address (use a comma-separated list, e.g. 10.0.0.2,10.0.0.3)")]
-    BadPeer { value: String, entry: String },
+    #[error(transparent)]
+    Transport(#[from] TransportError),
 }
-
-/// Environment variable with static unicast discovery peers: hosts every convoy node announces
-/// itself to by unicast besides multicast (networks without multicast; Fast DDS peers limited
-/// to unicast discovery).
-pub const PEERS_ENV: &str = "CONVOY_PEERS";
 
 /// The receive buffer convoy asks for on every DDS socket, and below which the OS's ceiling
 /// (`net.core.rmem_max`) is reported: a 1 MiB sample is ~17 datagrams arriving in one burst.
 const WANTED_SOCKET_BUFFER: u64 = 8 * 1024 * 1024;
-
-/// Parses `CONVOY_PEERS` (empty or unset: none).
-pub fn static_peers_from(value: &str) -> Result<Vec<std::net::IpAddr>, NodeError> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .map(|e| {
-            e.parse().map_err(|_| NodeError::BadPeer {
-                value: value.to_string(),
-                entry: e.to_string(),
-            })
-        })
-        .collect()
-}
 
 /// Says once per process when the OS caps socket buffers below what large samples need.
 fn report_socket_buffer_ceiling() {
@@ -165,13 +147,13 @@ impl Node {
             domain,
             reason: e.to_string(),
         };
-        let peers = match std::env::var(PEERS_ENV) {
-            Ok(value) => static_peers_from(&value)?,
-            Err(_) => Vec::new(),
-        };
+        let transport = TransportSettings::from_env()?;
         report_socket_buffer_ceiling();
         let participant = rustdds::DomainParticipantBuilder::new(domain_id)
-            .static_discovery_peers(peers)
+            .static_discovery_peers(transport.peers)
+            .pacing(transport.pacing, transport.writer_pacing)
+            .max_datagram_payload(transport.max_datagram)
+            .fragment_size(transport.fragment_size)
             .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
             .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)
             .build()

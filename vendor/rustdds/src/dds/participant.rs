@@ -46,6 +46,7 @@ use crate::{
     constant::*,
     dp_event_loop::{DPEventLoop, DomainInfo, EventLoopCommand},
     reader::*,
+    pacing::{PacingRate, TransportTuning},
     writer::WriterIngredients,
   },
   structure::{dds_cache::DDSCache, entity::RTPSEntity, guid::*, locator::Locator},
@@ -78,7 +79,7 @@ pub struct DomainParticipantBuilder {
 
   same_host_loopback: bool, // prefer loopback for same-host peers + localhost SPDP discovery peers
 
-  static_peers: Vec<IpAddr>, // convoy change 5: unicast SPDP destinations besides multicast
+  transport: TransportTuning, // convoy changes 5, 8, 9: static peers, pacing, datagram/fragment sizes
 
   socket_receive_buffer_size: usize,
   socket_send_buffer_size: usize,
@@ -95,7 +96,7 @@ impl DomainParticipantBuilder {
       domain_id,
       only_networks: None,
       same_host_loopback: true,
-      static_peers: Vec::new(),
+      transport: TransportTuning::default(),
       socket_receive_buffer_size: Self::DEFAULT_SOCKET_RECEIVE_BUFFER_SIZE,
       socket_send_buffer_size: Self::DEFAULT_SOCKET_SEND_BUFFER_SIZE,
       #[cfg(feature = "security")]
@@ -134,7 +135,32 @@ impl DomainParticipantBuilder {
   /// unicast only (Fast DDS with `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`).
   /// Once a peer answers, discovery goes on over its advertised locators.
   pub fn static_discovery_peers(mut self, peers: impl IntoIterator<Item = IpAddr>) -> Self {
-    self.static_peers = peers.into_iter().collect();
+    self.transport.static_peers = peers.into_iter().collect();
+    self
+  }
+
+  /// Writer-side pacing (convoy change 8): every datagram of user data is
+  /// charged to a token bucket of its writer (`per_writer`) and to one shared by
+  /// all the participant's writers (`participant`); a writer whose bucket is
+  /// empty resumes, at the same fragment, when it has refilled. `None`: no
+  /// pacing at that level (the default).
+  pub fn pacing(mut self, participant: Option<PacingRate>, per_writer: Option<PacingRate>) -> Self {
+    self.transport.participant_pacing = participant;
+    self.transport.writer_pacing = per_writer;
+    self
+  }
+
+  /// Largest datagram (RTPS header and submessages) a writer sends, whatever
+  /// the path MTU would allow (convoy change 9). Clamped to 512..=65,000.
+  pub fn max_datagram_payload(mut self, bytes: usize) -> Self {
+    self.transport.max_datagram_payload = bytes.clamp(512, MAX_UDP_DATAGRAM_BUDGET);
+    self
+  }
+
+  /// Serialized-payload bytes per DATAFRAG fragment (convoy change 9; default
+  /// 1280, one fragment per 1500-byte datagram). Clamped to 256..=60,000.
+  pub fn fragment_size(mut self, bytes: usize) -> Self {
+    self.transport.fragment_size = bytes.clamp(256, 60_000);
     self
   }
 
@@ -358,7 +384,7 @@ impl DomainParticipantBuilder {
       self.socket_send_buffer_size,
       self.only_networks,
       self.same_host_loopback,
-      self.static_peers,
+      self.transport,
       dp_waker,
       discovery_sample_sender,
     )?;
@@ -1002,7 +1028,7 @@ impl DomainParticipantDisc {
     socket_send_buffer_size: usize,
     only_networks: Option<Vec<IpAddr>>,
     same_host_loopback: bool,
-    static_peers: Vec<IpAddr>,
+    transport: TransportTuning,
     dp_waker: LoopWaker,
     discovery_sample_sender: ReadySender<mio1::Token>,
   ) -> CreateResult<Self> {
@@ -1020,7 +1046,7 @@ impl DomainParticipantDisc {
       socket_send_buffer_size,
       only_networks,
       same_host_loopback,
-      static_peers,
+      transport,
       dp_waker,
       discovery_sample_sender,
     )?;
@@ -1270,7 +1296,7 @@ impl DomainParticipantInner {
     socket_send_buffer_size: usize,
     only_networks: Option<Vec<IpAddr>>,
     same_host_loopback: bool,
-    static_peers: Vec<IpAddr>,
+    transport: TransportTuning,
     dp_waker: LoopWaker,
     discovery_sample_sender: ReadySender<mio1::Token>,
   ) -> CreateResult<Self> {
@@ -1368,7 +1394,7 @@ impl DomainParticipantInner {
           // convoy change 5: with static unicast peers, advertise no multicast
           // locators, so discovery answers and user data come by unicast (a
           // network without multicast delivers nothing sent to a group).
-          Ok(locs) if !static_peers.is_empty() => {
+          Ok(locs) if !transport.static_peers.is_empty() => {
             (*t, locs.into_iter().filter(|l| !std::net::SocketAddr::from(*l).ip().is_multicast()).collect())
           }
           Ok(locs) => (*t, locs),
@@ -1456,7 +1482,7 @@ impl DomainParticipantInner {
           only_networks_for_ev_loop,
           socket_send_buffer_size,
           same_host_loopback,
-          static_peers,
+          transport,
           reader_ready_rx,
           writer_ready_rx,
           dp_waker,

@@ -354,7 +354,8 @@ impl UDPSender {
   /// dropped) if the socket is congested.
   pub fn send_to_locator(&self, buffer: &[u8], locator: &Locator) {
     if buffer.len() > 1500 {
-      warn!("send_to_locator: Message size = {}", buffer.len());
+      // convoy change 3: datagrams above 1500 bytes are intended (loopback, jumbo MTU).
+      trace!("send_to_locator: Message size = {}", buffer.len());
     }
     let Some(socket_address) = self.locator_socket_addr(locator, "send_to_locator") else {
       return;
@@ -396,7 +397,8 @@ impl UDPSender {
     interface: &InterfaceSelector,
   ) {
     if buffer.len() > 1500 {
-      warn!(
+      // convoy change 3: datagrams above 1500 bytes are intended (loopback, jumbo MTU).
+      trace!(
         "send_to_multicast_locator_via: Message size = {}",
         buffer.len()
       );
@@ -439,7 +441,8 @@ impl UDPSender {
   /// datagram (WouldBlock), so the caller can stop and arm write readiness.
   pub(crate) fn try_send_to_locator(&self, buffer: &[u8], locator: &Locator) -> Vec<SocketId> {
     if buffer.len() > 1500 {
-      warn!("try_send_to_locator: Message size = {}", buffer.len());
+      // convoy change 3: datagrams above 1500 bytes are intended (loopback, jumbo MTU).
+      trace!("try_send_to_locator: Message size = {}", buffer.len());
     }
     let mut blocked = Vec::new();
     let Some(socket_address) = self.locator_socket_addr(locator, "try_send_to_locator") else {
@@ -468,7 +471,8 @@ impl UDPSender {
     interface: &InterfaceSelector,
   ) -> Vec<SocketId> {
     if buffer.len() > 1500 {
-      warn!(
+      // convoy change 3: datagrams above 1500 bytes are intended (loopback, jumbo MTU).
+      trace!(
         "try_send_to_multicast_locator_via: Message size = {}",
         buffer.len()
       );

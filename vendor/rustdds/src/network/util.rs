@@ -8,7 +8,7 @@ use log::{error, warn};
 
 use crate::{
   rtps::{
-    constant::{payload_budget_for_mtu, FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE},
+    constant::{payload_budget_for_mtu, FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE, MAX_UDP_DATAGRAM_BUDGET},
     transmit::InterfaceSelector,
   },
   structure::locator::Locator,
@@ -120,6 +120,19 @@ pub fn local_interface_table() -> Vec<IfAddr> {
 /// An overestimate is a soft failure (IP fragmentation), never data loss, so
 /// this errs toward the safe default when unsure.
 pub fn path_mtu_payload_for_peer(ifaces: &[IfAddr], peer_ip: IpAddr) -> usize {
+  // convoy change 7: a peer at one of this host's own addresses is on this host,
+  // and the kernel delivers datagrams to any local address through loopback, so
+  // the loopback MTU applies whatever interface carries the address. Peers that
+  // advertise only their LAN address (Fast DDS does) got 1452-byte datagrams
+  // although the bytes never left the host.
+  if !peer_ip.is_loopback() && ifaces.iter().any(|ifa| ifa.ip == peer_ip) {
+    let loopback_mtu = ifaces
+      .iter()
+      .find(|ifa| ifa.is_loopback)
+      .and_then(|ifa| ifa.mtu)
+      .unwrap_or(65_536);
+    return payload_budget_for_mtu(loopback_mtu).min(MAX_UDP_DATAGRAM_BUDGET);
+  }
   if let IpAddr::V4(peer) = peer_ip {
     for ifa in ifaces {
       let (IpAddr::V4(local), Some(mask)) = (ifa.ip, ifa.netmask) else {
@@ -491,6 +504,26 @@ mod tests {
     assert_eq!(
       path_mtu_payload_for_peer(&ifaces, v4(127, 0, 0, 1)),
       16384 - 48
+    );
+  }
+
+  // convoy change 7: a peer at one of our own LAN addresses is on this host;
+  // the kernel carries its datagrams over loopback, so loopback's MTU applies
+  // (capped at MAX_UDP_DATAGRAM_BUDGET). Another host on the same LAN keeps the
+  // LAN interface's MTU.
+  #[test]
+  fn path_mtu_own_lan_address_uses_loopback_mtu() {
+    let ifaces = vec![
+      iface_v4(127, 0, 0, 1, 8, 65536, true),
+      iface_v4(192, 168, 1, 10, 24, 1500, false),
+    ];
+    assert_eq!(
+      path_mtu_payload_for_peer(&ifaces, v4(192, 168, 1, 10)),
+      crate::rtps::constant::MAX_UDP_DATAGRAM_BUDGET
+    );
+    assert_eq!(
+      path_mtu_payload_for_peer(&ifaces, v4(192, 168, 1, 11)),
+      1500 - 48
     );
   }
 

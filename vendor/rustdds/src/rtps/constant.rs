@@ -39,6 +39,11 @@ pub const REPAIR_INTERVAL_MAX: Duration = Duration::from_millis(100);
 // one reader. A round always sends at least one sample, even a larger one.
 pub const REPAIR_BATCH_MAX_BYTES: usize = 8192;
 
+// convoy change 10: the most bytes of NACK_FRAG repair sent to one reader in one
+// round (then the next round follows after the repair interval). Pacing, not
+// this, limits the rate; it bounds the control queue a round can fill.
+pub const REPAIR_FRAGS_ROUND_BYTES: usize = 512 * 1024;
+
 // Periodic HEARTBEAT period for reliable Writers. The period is adaptive: while
 // some matched reader is behind (has unacknowledged samples), heartbeats are
 // sent at the FAST period to prompt prompt repair (some peers rely on a

@@ -38,6 +38,7 @@ use crate::{
     constant::*,
     message_receiver::MessageReceiver,
     outbound::SocketId,
+    pacing::{Pacer, TokenBucket, TransportTuning},
     reader::{Reader, ReaderIngredients},
     rtps_reader_proxy::RtpsReaderProxy,
     rtps_writer_proxy::RtpsWriterProxy,
@@ -141,9 +142,17 @@ pub struct DPEventLoop {
   // `src/rtps/loopback_same_host_design.md`.
   same_host_loopback: bool,
 
-  // convoy change 5: hosts the SPDP writer also announces to by unicast.
-  static_peers: Vec<IpAddr>,
+  // convoy changes 5, 8, 9: static unicast peers, pacing, datagram and
+  // fragment sizes.
+  transport: TransportTuning,
+  // convoy change 8: the bucket every user writer of this participant is also
+  // charged to.
+  participant_bucket: Option<Rc<RefCell<TokenBucket>>>,
 }
+
+// convoy change 8: timer deadlines closer than this are waited for by sleeping
+// (see the event loop); epoll's resolution is one millisecond.
+const PRECISE_WAIT_BELOW: Duration = Duration::from_millis(1);
 
 impl DPEventLoop {
   // This pub(crate) , because it should be constructed only by DomainParticipant.
@@ -167,7 +176,7 @@ impl DPEventLoop {
     only_networks: Option<Arc<[IpAddr]>>,
     socket_send_buffer_size: usize,
     same_host_loopback: bool,
-    static_peers: Vec<IpAddr>,
+    transport: TransportTuning,
     reader_ready: ReadyReceiver<EntityId>,
     writer_ready: ReadyReceiver<EntityId>,
     waker: LoopWaker,
@@ -261,7 +270,10 @@ impl DPEventLoop {
       participant_status_sender,
       discovery_command_sender,
       same_host_loopback,
-      static_peers,
+      participant_bucket: transport
+        .participant_pacing
+        .map(|rate| Rc::new(RefCell::new(TokenBucket::new(rate, Instant::now())))),
+      transport,
     })
   }
 
@@ -307,7 +319,16 @@ impl DPEventLoop {
       } else {
         Duration::from_millis(2)
       };
-      let poll_timeout = timeout_until(ev_wrapper.shared_timer.borrow().next_deadline(), idle_cap);
+      let mut poll_timeout =
+        timeout_until(ev_wrapper.shared_timer.borrow().next_deadline(), idle_cap);
+      // convoy change 8: epoll waits whole milliseconds (mio rounds up), too
+      // coarse for pacing waits of a few hundred microseconds. A deadline under
+      // a millisecond away is slept to exactly, and the poll then only collects
+      // what arrived meanwhile (it stays queued in the socket buffers).
+      if !poll_timeout.is_zero() && poll_timeout < PRECISE_WAIT_BELOW {
+        std::thread::sleep(poll_timeout);
+        poll_timeout = Duration::ZERO;
+      }
       match ev_wrapper.poll.poll(&mut events, Some(poll_timeout)) {
         Ok(_) => {}
         Err(e) => {
@@ -520,6 +541,12 @@ impl DPEventLoop {
         DpTimerEvent::Writer { entity_id, event } => {
           if let Some(writer) = self.writers.get_mut(&entity_id) {
             writer.handle_timed_event(event);
+            // convoy change 8: a paced push resumed from the timer may fill a
+            // socket; arm write readiness as after a doorbell push.
+            let blocked = writer.take_blocked_sockets();
+            for sid in blocked {
+              self.mark_writer_willing(sid, entity_id);
+            }
           } else if !preparing_to_stop {
             trace!("Timed event for unknown writer {entity_id:?}");
           }
@@ -1118,6 +1145,19 @@ impl DPEventLoop {
     // - every writer may route a confirmed same-host peer over loopback.
     // See `src/rtps/loopback_same_host_design.md`.
     new_writer.set_prefer_loopback_same_host(self.same_host_loopback);
+    // convoy changes 8, 9: user-data writers are paced and sized by the
+    // participant's transport settings; built-in (discovery) writers are not.
+    if !new_writer.guid().entity_id.kind().is_built_in() {
+      new_writer.set_transport(
+        Pacer::new(
+          self.transport.writer_pacing,
+          self.participant_bucket.clone(),
+          Instant::now(),
+        ),
+        self.transport.max_datagram_payload,
+        self.transport.fragment_size,
+      );
+    }
     if new_writer.guid().entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER {
       let mut extra = Vec::new();
       if self.same_host_loopback {
@@ -1129,7 +1169,7 @@ impl DPEventLoop {
       }
       // convoy change 5: static unicast discovery peers, at the well-known SPDP
       // port of each of the first participant indices on that host.
-      for peer in &self.static_peers {
+      for peer in &self.transport.static_peers {
         for pid in 0..SPDP_LOCALHOST_PEER_COUNT {
           let locator = crate::structure::locator::Locator::from(std::net::SocketAddr::new(
             *peer,
@@ -1366,6 +1406,7 @@ mod tests {
         None,
         0,
         true,
+        TransportTuning::default(),
         reader_ready,
         writer_ready,
         waker,

@@ -48,6 +48,16 @@ impl Message {
     self.submessages.push(submessage);
   }
 
+  /// Bytes of the datagram this message becomes (RTPS header + submessages).
+  pub fn datagram_len(&self) -> usize {
+    RTPS_MESSAGE_HEADER_SIZE
+      + self
+        .submessages
+        .iter()
+        .map(|s| SUBMESSAGE_HEADER_SIZE + s.header.content_length as usize)
+        .sum::<usize>()
+  }
+
   /// Serialize this outbound message into a single datagram buffer, copying the
   /// payload exactly once.
   ///

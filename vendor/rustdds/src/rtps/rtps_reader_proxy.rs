@@ -402,7 +402,7 @@ impl RtpsReaderProxy {
   /// 3. A guarantee that a datagram built with the larger budget is sent to
   ///    *only* that one locator (today the fallback and multicast-to-all paths
   ///    reuse one datagram across many locators).
-  pub fn resolve_path_mtu(&mut self, local_interfaces: &[IfAddr]) {
+  pub fn resolve_path_mtu(&mut self, local_interfaces: &[IfAddr], datagram_cap: usize) {
     // convoy change 3: a route narrowed to one unicast locator (no multicast, no
     // fallback) sends every datagram for this reader to that locator only (point
     // 3 above), so its own path MTU is the budget. This is what lets a same-host
@@ -416,7 +416,7 @@ impl RtpsReaderProxy {
     {
       if locator.is_udp() {
         let budget = path_mtu_payload_for_peer(local_interfaces, SocketAddr::from(locator).ip());
-        self.max_datagram_payload = budget.min(MAX_UDP_DATAGRAM_BUDGET);
+        self.max_datagram_payload = budget.min(MAX_UDP_DATAGRAM_BUDGET).min(datagram_cap);
         return;
       }
     }
@@ -427,7 +427,9 @@ impl RtpsReaderProxy {
       .filter(|l| l.is_udp())
       .map(|l| path_mtu_payload_for_peer(local_interfaces, SocketAddr::from(*l).ip()))
       .min();
-    self.max_datagram_payload = budget.unwrap_or(FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE);
+    self.max_datagram_payload = budget
+      .unwrap_or(FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE)
+      .min(datagram_cap);
   }
 
   pub fn handle_ack_nack(
@@ -601,15 +603,30 @@ impl RtpsReaderProxy {
     }
   }
 
-  // Note: The current implementation produces an iterator that iterates only
-  // over one fragmented sample, but the upper layer should detect that
-  // there are still other fragmented samples requested (if any)
-  // and continue sending.
-  pub fn frags_requested_iterator(&self) -> FragBitVecIterator {
-    match self.frags_requested.iter().next() {
-      None => FragBitVecIterator::new(SequenceNumber::default(), BitVec::new()), // empty iterator
-      Some((sn, bv)) => FragBitVecIterator::new(*sn, bv.clone()),
+  /// convoy change 10: every requested fragment, as runs of consecutive
+  /// fragments: (sequence number, first 1-based fragment number, count), lowest
+  /// first.
+  pub fn requested_frag_runs(&self) -> Vec<(SequenceNumber, u32, u32)> {
+    let mut runs = Vec::new();
+    for (sn, bits) in &self.frags_requested {
+      let mut run: Option<(u32, u32)> = None;
+      for (i, requested) in bits.iter().enumerate() {
+        let frag = i as u32 + 1;
+        match (requested, run) {
+          (true, Some((first, count))) => run = Some((first, count + 1)),
+          (true, None) => run = Some((frag, 1)),
+          (false, Some((first, count))) => {
+            runs.push((*sn, first, count));
+            run = None;
+          }
+          (false, None) => {}
+        }
+      }
+      if let Some((first, count)) = run {
+        runs.push((*sn, first, count));
+      }
     }
+    runs
   }
 
   pub fn repair_frags_requested(&self) -> bool {
@@ -617,39 +634,8 @@ impl RtpsReaderProxy {
   }
 }
 
-pub struct FragBitVecIterator {
-  sequence_number: SequenceNumber,
-  frag_count: FragmentNumber,
-  bitvec: BitVec,
-}
-
-impl FragBitVecIterator {
-  pub fn new(sequence_number: SequenceNumber, bv: BitVec) -> FragBitVecIterator {
-    FragBitVecIterator {
-      sequence_number,
-      frag_count: FragmentNumber::new(1),
-      bitvec: bv,
-    }
-  }
-}
-
-impl Iterator for FragBitVecIterator {
-  type Item = (SequenceNumber, FragmentNumber);
-
-  fn next(&mut self) -> Option<Self::Item> {
-    // f indexes from 1, like FragmentNumber
-    let mut f = u32::from(self.frag_count);
-    while (f as usize) <= self.bitvec.len() && self.bitvec.get((f - 1) as usize) == Some(false) {
-      f += 1;
-    }
-    if (f as usize) > self.bitvec.len() {
-      None
-    } else {
-      self.frag_count = FragmentNumber::new(f + 1);
-      Some((self.sequence_number, FragmentNumber::new(f)))
-    }
-  }
-}
+// convoy change 10: FragBitVecIterator (one sample's requested fragments)
+// gave way to RtpsReaderProxy::requested_frag_runs.
 
 // pub enum ChangeForReaderStatusKind {
 //   UNSENT,

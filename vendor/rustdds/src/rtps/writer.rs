@@ -29,11 +29,13 @@ use crate::{
   rtps::{
     constant::{
       DEFAULT_WRITER_MAX_SAMPLES, FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE, FRAGMENT_SIZE,
+      MAX_UDP_DATAGRAM_BUDGET,
       HEARTBEAT_PERIOD_FAST, HEARTBEAT_PERIOD_SLOW, HEARTBEAT_SUBMESSAGE_SERIALIZED_SIZE,
-      NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES,
+      NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES, REPAIR_FRAGS_ROUND_BYTES,
       REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN,
     },
     outbound::{SocketId, TrafficClass},
+    pacing::Pacer,
     rtps_reader_proxy::RtpsReaderProxy,
     timed_event::DpTimerEvent,
     transmit::{DefaultRouteSelector, InterfaceObservations, RouteKey},
@@ -108,6 +110,11 @@ pub(crate) enum SendProgress {
     cursor: SampleCursor,
     blocked: BTreeSet<SocketId>,
   },
+  /// convoy change 8: a pacing bucket is empty. Resume at `cursor` after `wait`.
+  Paced {
+    cursor: SampleCursor,
+    wait: std::time::Duration,
+  },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +123,8 @@ pub(crate) enum TimedEvent {
   CacheCleaning,
   SendRepairData { to_reader: GUID },
   SendRepairFrags { to_reader: GUID },
+  /// convoy change 8: the pacing wait is over; go on pushing.
+  ResumePush,
 }
 
 // This is used to construct an actual Writer.
@@ -265,6 +274,14 @@ pub(crate) struct Writer {
   participant_status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
 
   security_plugins: Option<SecurityPluginsHandle>,
+
+  // convoy change 8: the token buckets pushed datagrams are charged to, and
+  // whether a ResumePush is armed.
+  pacer: RefCell<Pacer>,
+  resume_push_scheduled: bool,
+  // convoy change 9: datagram cap and fragment size from the participant.
+  datagram_cap: usize,
+  fragment_size: usize,
 }
 
 impl Writer {
@@ -364,7 +381,19 @@ impl Writer {
       participant_status_sender,
 
       security_plugins: i.security_plugins,
+      pacer: RefCell::new(Pacer::default()),
+      resume_push_scheduled: false,
+      datagram_cap: MAX_UDP_DATAGRAM_BUDGET,
+      fragment_size: FRAGMENT_SIZE,
     }
+  }
+
+  /// convoy changes 8, 9: the participant's pacing buckets, datagram cap and
+  /// fragment size for this (user-data) writer. Set before any reader matches.
+  pub(crate) fn set_transport(&mut self, pacer: Pacer, datagram_cap: usize, fragment_size: usize) {
+    self.pacer = RefCell::new(pacer);
+    self.datagram_cap = datagram_cap;
+    self.fragment_size = fragment_size;
   }
 
   /// Entity id encoded as a mio token. The internal poll no longer registers
@@ -530,17 +559,25 @@ impl Writer {
           Some(rp) => rp.repair_frags_scheduled = false,
           None => return, // reader is gone
         }
+        let mut paced = None;
         if !self.repair_backlogged(reader_guid) {
-          self.handle_repair_frags_send(reader_guid);
+          paced = self.handle_repair_frags_send(reader_guid);
         }
         if self
           .readers
           .get(&reader_guid)
           .is_some_and(RtpsReaderProxy::repair_frags_requested)
         {
-          self.schedule_repair_frags(reader_guid, self.repair_interval());
+          // convoy change 10: a round stopped by pacing goes on when the
+          // bucket has refilled, not a whole repair interval later.
+          let next = paced.unwrap_or_else(|| self.repair_interval());
+          self.schedule_repair_frags(reader_guid, next);
         }
       } // SendRepairFrags
+      TimedEvent::ResumePush => {
+        self.resume_push_scheduled = false;
+        self.process_pending();
+      }
     } // match
   } // fn
 
@@ -607,7 +644,7 @@ impl Writer {
   }
 
   fn num_frags_and_frag_size(&self, payload_size: usize) -> (u32, u16) {
-    let fragment_size = FRAGMENT_SIZE as u32;
+    let fragment_size = self.fragment_size as u32;
     let data_size = payload_size as u32; // TODO: overflow check
                                          // Formula from RTPS spec v2.5 Section "8.3.8.3.5 Logical Interpretation"
     let num_frags =
@@ -908,6 +945,16 @@ impl Writer {
             self.send_buffer.set_sent_frontier(sequence_number);
             self.mark_change_sent_to_all_readers(sequence_number);
           }
+          SendProgress::Paced { cursor, wait } => {
+            // convoy change 8: stop at this datagram; the timer resumes the
+            // push (best-effort samples too: pacing delays, never drops).
+            self.sample_cursor = cursor;
+            if !self.resume_push_scheduled {
+              self.resume_push_scheduled = true;
+              self.schedule_timed_event(wait, TimedEvent::ResumePush);
+            }
+            return;
+          }
         }
       } else {
         // Send Heartbeat only (control).
@@ -1012,6 +1059,23 @@ impl Writer {
     // Send the messages, either to all readers or just one, stopping at the
     // first message that a socket could not accept.
     for (resume_cursor, msg) in messages_to_send {
+      // convoy change 8: pushed user data waits for the pacing buckets; the
+      // datagram is not sent, and the push resumes at it.
+      if class == TrafficClass::Bulk && self.pacer.borrow().is_active() {
+        let wait = self
+          .pacer
+          .borrow_mut()
+          .admit(msg.datagram_len(), std::time::Instant::now());
+        if !wait.is_zero() {
+          return (
+            fragmentation_needed,
+            SendProgress::Paced {
+              cursor: resume_cursor,
+              wait,
+            },
+          );
+        }
+      }
       let blocked = match target_reader_opt {
         None => self.send_message_to_readers(
           DeliveryMode::Multicast,
@@ -1379,19 +1443,20 @@ impl Writer {
     }
   }
 
-  fn handle_repair_frags_send(&mut self, to_reader: GUID) {
+  // Returns the pacing wait when the round stopped for it (convoy change 10).
+  fn handle_repair_frags_send(&mut self, to_reader: GUID) -> Option<std::time::Duration> {
     if self.like_stateless {
       warn!(
         "Not sending repair frags in a stateless-like Writer, since it currently supports only \
          BestEffort behavior. topic={:?}",
         self.my_topic_name
       );
-      return;
+      return None;
     }
 
     // see similar function above
     if let Some(mut reader_proxy) = self.readers.remove(&to_reader) {
-      self.handle_repair_frags_send_worker(&mut reader_proxy);
+      let paced = self.handle_repair_frags_send_worker(&mut reader_proxy);
       if let Some(rp) = self
         .readers
         .insert(reader_proxy.remote_reader_guid, reader_proxy)
@@ -1399,7 +1464,9 @@ impl Writer {
         // this is an internal logic error, or maybe out of memory
         error!("Reader proxy was duplicated somehow??? (frags) {rp:?}");
       }
+      return paced;
     }
+    None
   }
 
   // One repair round for a reader: send its unsent changes, lowest first, until
@@ -1577,80 +1644,126 @@ impl Writer {
     }
   }
 
+  // convoy change 10: answers a reader's NACK_FRAGs with only the fragments it
+  // asked for, packed as runs of consecutive fragments into DATAFRAG
+  // submessages and those into datagrams of the reader's path-MTU budget (64 KB
+  // on loopback), up to REPAIR_FRAGS_ROUND_BYTES a round and charged to the
+  // pacing buckets like pushed data. Returns the pacing wait when a bucket ran
+  // dry before the round was done. (rustdds sent one fragment per datagram and 8
+  // a round: ~1 MB/s of repair, so a large sample missing a datagram took
+  // seconds to complete and was usually replaced before it did.)
   fn handle_repair_frags_send_worker(
     &mut self,
     reader_proxy: &mut RtpsReaderProxy, /* This is mutable proxy temporarily detached from the
                                          * set of reader proxies */
-  ) {
-    // Decide the (max) number of frags to be sent
-    let max_send_count = 8;
-
+  ) -> Option<std::time::Duration> {
     let reader_guid = reader_proxy.remote_reader_guid;
+    let budget = reader_proxy.max_datagram_payload();
+    let fragment_size = self.fragment_size as u16;
+    let mut round_bytes = 0usize;
+    let mut datagram = MessageBuilder::new();
+    let mut pending_frags: Vec<(SequenceNumber, u32, u32)> = Vec::new();
 
-    // Get (an iterator to) frags requested but not yet sent
-    // reader_proxy.
-    // Iterate over frags to be sent
-    for (seq_num, frag_num) in reader_proxy.frags_requested_iterator().take(max_send_count) {
-      // Sanity check request
-      // ^^^ TODO
-
-      if let Some(cache_change) = self.send_buffer.get_by_sn(seq_num) {
-        // If the data is meant for a single reader only, make sure it is the one we're
-        // about to send frags to.
-        if let Some(single_reader_guid) = cache_change.write_options.to_single_reader() {
-          if single_reader_guid != reader_guid {
-            error!(
-              "We were asked to send datafrags meant for the reader {single_reader_guid:?} to a \
-               different reader {reader_guid:?}. Not gonna happen."
-            );
-            return;
-          }
+    for (seq_num, first, count) in reader_proxy.requested_frag_runs() {
+      let Some(cache_change) = self.send_buffer.get_by_sn(seq_num) else {
+        // Replaced (KEEP_LAST) or removed: nothing to resend. The reader learns
+        // it is gone from the next HEARTBEAT, whose first sequence number has
+        // moved past it.
+        debug!("repair frags: {seq_num:?} is no longer in the send buffer, topic={:?}", self.my_topic_name);
+        for frag in first..first + count {
+          reader_proxy.mark_frag_sent(seq_num, &FragmentNumber::new(frag));
         }
-
-        // Generate datafrag message
-        let mut message_builder = MessageBuilder::new();
-        if let Some(src_ts) = cache_change.write_options.source_timestamp() {
-          message_builder = message_builder.ts_msg(self.endianness, Some(src_ts));
+        continue;
+      };
+      if let Some(single_reader_guid) = cache_change.write_options.to_single_reader() {
+        if single_reader_guid != reader_guid {
+          error!(
+            "We were asked to send datafrags meant for the reader {single_reader_guid:?} to a \
+             different reader {reader_guid:?}. Not gonna happen."
+          );
+          return None;
         }
-
-        let fragment_size: u32 = FRAGMENT_SIZE as u32;
-        let data_size: u32 = cache_change.data_value.payload_size() as u32; // TODO: overflow check
-
-        message_builder = message_builder.data_frag_msg(
+      }
+      let data_size = cache_change.data_value.payload_size();
+      let num_frags = (data_size as u32).div_ceil(u32::from(fragment_size)).max(1);
+      let mut frag = first;
+      let end = (first + count).min(num_frags + 1);
+      while frag < end {
+        let k = frags_per_datafrag(datagram.len_serialized(), budget, frag, num_frags, fragment_size, data_size)
+          .min(end - frag);
+        let submessage = MessageBuilder::new().data_frag_msg(
           &cache_change,
-          reader_guid.entity_id, // reader
-          self.my_guid,          // writer
-          frag_num,
-          // Repair responds to specifically-NACKed fragment numbers (possibly
-          // non-contiguous), so retransmit one fragment per submessage.
-          1,
-          fragment_size as u16, // TODO: overflow check
-          data_size,
+          reader_guid.entity_id,
+          self.my_guid,
+          FragmentNumber::new(frag),
+          k as u16,
+          fragment_size,
+          data_size as u32,
           self.endianness,
           self.security_plugins.as_ref(),
         );
-
-        // Repair frags are a reliability action (response to a NACK_FRAG), so
-        // they must actually reach the reader. Use the never-dropped `Control`
-        // queue: dropping repair on WouldBlock livelocks under sustained send
-        // congestion (reader re-NACKs, retransmit dropped again, forever).
-        let _blocked = self.send_message_to_readers(
-          DeliveryMode::Unicast,
-          message_builder.add_header_and_build(self.my_guid.prefix),
-          &mut std::iter::once(&*reader_proxy),
-          TrafficClass::Control,
-        );
-      } else {
-        error!(
-          "handle_repair_frags_send_worker: {:?} missing from send buffer. topic={:?}",
-          seq_num, self.my_topic_name
-        );
-        // TODO: Should we send a GAP message then?
+        if !pending_frags.is_empty()
+          && datagram.len_serialized() + submessage.submessage_bytes_len() > budget
+        {
+          // The datagram is full: send it (pacing permitting) and start another.
+          match self.flush_repair_frags(reader_proxy, &mut datagram, &mut pending_frags) {
+            Ok(bytes) => round_bytes += bytes,
+            Err(wait) => return Some(wait),
+          }
+          if round_bytes >= REPAIR_FRAGS_ROUND_BYTES {
+            return None;
+          }
+          continue; // rebuild this run's submessage for the empty datagram
+        }
+        datagram.append(submessage);
+        pending_frags.push((seq_num, frag, k));
+        frag += k;
       }
+    }
+    match self.flush_repair_frags(reader_proxy, &mut datagram, &mut pending_frags) {
+      Ok(_) => None,
+      Err(wait) => Some(wait),
+    }
+  }
 
-      reader_proxy.mark_frag_sent(seq_num, &frag_num);
-    } // for
-  } // fn
+  // convoy change 10: sends one repair datagram of DATAFRAGs to the reader,
+  // unless a pacing bucket says to wait (Err(wait), nothing sent or marked).
+  fn flush_repair_frags(
+    &mut self,
+    reader_proxy: &mut RtpsReaderProxy,
+    datagram: &mut MessageBuilder,
+    pending_frags: &mut Vec<(SequenceNumber, u32, u32)>,
+  ) -> Result<usize, std::time::Duration> {
+    if pending_frags.is_empty() {
+      return Ok(0);
+    }
+    let bytes = datagram.len_serialized();
+    let wait = self
+      .pacer
+      .borrow_mut()
+      .ready_in(bytes, std::time::Instant::now());
+    if !wait.is_zero() {
+      *datagram = MessageBuilder::new();
+      pending_frags.clear();
+      return Err(wait);
+    }
+    self.pacer.borrow_mut().charge(bytes);
+    let message = std::mem::take(datagram).add_header_and_build(self.my_guid.prefix);
+    // Repair frags must reach the reader: the never-dropped Control queue
+    // (dropping them on WouldBlock livelocks under congestion).
+    let _blocked = self.send_message_to_readers(
+      DeliveryMode::Unicast,
+      message,
+      &mut std::iter::once(&*reader_proxy),
+      TrafficClass::Control,
+    );
+    for (seq_num, first, count) in pending_frags.drain(..) {
+      for frag in first..first + count {
+        reader_proxy.mark_frag_sent(seq_num, &FragmentNumber::new(frag));
+      }
+    }
+    Ok(bytes)
+  }
 
   /// Removes permanently cacheChanges from DDSCache.
   /// CacheChanges can be safely removed only if they are acked by all readers.
@@ -2089,7 +2202,7 @@ impl Writer {
           &multicast_ifaces,
           &selector,
         );
-        rp.resolve_path_mtu(&self.local_interfaces);
+        rp.resolve_path_mtu(&self.local_interfaces, self.datagram_cap);
       })
       .or_insert_with(|| {
         is_new = true;
@@ -2108,7 +2221,7 @@ impl Writer {
           &multicast_ifaces,
           &selector,
         );
-        new_proxy.resolve_path_mtu(&self.local_interfaces);
+        new_proxy.resolve_path_mtu(&self.local_interfaces, self.datagram_cap);
         new_proxy
       });
     // A reader was added or its locators changed: refresh the writer-wide
@@ -2141,7 +2254,7 @@ impl Writer {
       for rp in self.readers.values_mut() {
         if rp.remote_reader_guid.prefix == prefix {
           rp.resolve_send_route(&observations, &multicast_ifaces, &selector);
-          rp.resolve_path_mtu(&self.local_interfaces);
+          rp.resolve_path_mtu(&self.local_interfaces, self.datagram_cap);
         }
       }
     }

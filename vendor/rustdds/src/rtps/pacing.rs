@@ -1,0 +1,244 @@
+//! convoy change 8: writer-side pacing, and the transport settings a participant
+//! is built with.
+//!
+//! A large sample leaves a writer as a burst of datagrams (a 640x480 rgb8 image
+//! is ~15 datagrams of 64 KB on loopback). A receiver whose socket buffer is the
+//! OS default (Linux: 212 KB, which Fast DDS and most ROS 2 users keep) drops
+//! most of such a burst when its receive thread is not already running, and a
+//! best-effort sample with one lost datagram is lost. Pacing spreads the burst:
+//! every datagram of user data a writer pushes is charged to a token bucket of
+//! the writer and one of the participant; when either is empty the writer stops
+//! at that exact fragment and resumes from the event loop's timer when the
+//! bucket has refilled (the same resumable cursor that socket back-pressure
+//! uses). Control traffic (heartbeats, ACKNACKs, discovery, repairs) is never
+//! paced.
+
+use std::{
+  cell::RefCell,
+  net::IpAddr,
+  rc::Rc,
+  time::{Duration, Instant},
+};
+
+use crate::rtps::constant::{FRAGMENT_SIZE, MAX_UDP_DATAGRAM_BUDGET};
+
+/// At most `bytes_per_period` bytes of datagrams in any `period` (a token
+/// bucket of that size, refilled continuously at that rate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacingRate {
+  bytes_per_period: usize,
+  period: Duration,
+}
+
+impl PacingRate {
+  /// None when either is zero (no pacing).
+  pub fn new(bytes_per_period: usize, period: Duration) -> Option<PacingRate> {
+    (bytes_per_period > 0 && !period.is_zero()).then_some(PacingRate {
+      bytes_per_period,
+      period,
+    })
+  }
+
+  pub fn bytes_per_period(&self) -> usize {
+    self.bytes_per_period
+  }
+
+  pub fn period(&self) -> Duration {
+    self.period
+  }
+
+  fn bytes_per_second(&self) -> f64 {
+    self.bytes_per_period as f64 / self.period.as_secs_f64()
+  }
+}
+
+/// Transport settings of a participant beyond the DDS QoS (convoy changes 5, 8
+/// and 9), set with `DomainParticipantBuilder`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransportTuning {
+  /// Hosts announced to by unicast SPDP (change 5).
+  pub static_peers: Vec<IpAddr>,
+  /// Pacing of all user-data writers of the participant together.
+  pub participant_pacing: Option<PacingRate>,
+  /// Pacing of each user-data writer.
+  pub writer_pacing: Option<PacingRate>,
+  /// Upper bound of a datagram's RTPS bytes, whatever the path MTU allows.
+  pub max_datagram_payload: usize,
+  /// Serialized-payload bytes per DATAFRAG fragment.
+  pub fragment_size: usize,
+}
+
+impl Default for TransportTuning {
+  fn default() -> Self {
+    TransportTuning {
+      static_peers: Vec::new(),
+      participant_pacing: None,
+      writer_pacing: None,
+      max_datagram_payload: MAX_UDP_DATAGRAM_BUDGET,
+      fragment_size: FRAGMENT_SIZE,
+    }
+  }
+}
+
+/// A token bucket of bytes.
+#[derive(Debug)]
+pub(crate) struct TokenBucket {
+  rate: PacingRate,
+  /// May go below zero: a datagram larger than the bucket is let through when
+  /// the bucket is full, leaving a debt.
+  tokens: f64,
+  refilled_at: Instant,
+}
+
+impl TokenBucket {
+  pub(crate) fn new(rate: PacingRate, now: Instant) -> TokenBucket {
+    TokenBucket {
+      rate,
+      tokens: rate.bytes_per_period as f64,
+      refilled_at: now,
+    }
+  }
+
+  fn refill(&mut self, now: Instant) {
+    let elapsed = now.saturating_duration_since(self.refilled_at).as_secs_f64();
+    self.tokens = (self.tokens + elapsed * self.rate.bytes_per_second())
+      .min(self.rate.bytes_per_period as f64);
+    self.refilled_at = now;
+  }
+
+  /// How long until `bytes` may go (zero: now).
+  fn wait_for(&mut self, bytes: usize, now: Instant) -> Duration {
+    self.refill(now);
+    let need = bytes.min(self.rate.bytes_per_period) as f64;
+    if self.tokens >= need {
+      Duration::ZERO
+    } else {
+      Duration::from_secs_f64((need - self.tokens) / self.rate.bytes_per_second())
+    }
+  }
+
+  fn take(&mut self, bytes: usize) {
+    self.tokens -= bytes as f64;
+  }
+}
+
+/// The buckets one writer's datagrams are charged to.
+#[derive(Debug, Default)]
+pub(crate) struct Pacer {
+  writer: Option<TokenBucket>,
+  participant: Option<Rc<RefCell<TokenBucket>>>,
+}
+
+impl Pacer {
+  pub(crate) fn new(
+    writer: Option<PacingRate>,
+    participant: Option<Rc<RefCell<TokenBucket>>>,
+    now: Instant,
+  ) -> Pacer {
+    Pacer {
+      writer: writer.map(|rate| TokenBucket::new(rate, now)),
+      participant,
+    }
+  }
+
+  pub(crate) fn is_active(&self) -> bool {
+    self.writer.is_some() || self.participant.is_some()
+  }
+
+  /// How long until a datagram of `bytes` may go (zero: now); charges nothing.
+  pub(crate) fn ready_in(&mut self, bytes: usize, now: Instant) -> Duration {
+    let writer_wait = self
+      .writer
+      .as_mut()
+      .map_or(Duration::ZERO, |b| b.wait_for(bytes, now));
+    let participant_wait = self
+      .participant
+      .as_ref()
+      .map_or(Duration::ZERO, |b| b.borrow_mut().wait_for(bytes, now));
+    writer_wait.max(participant_wait)
+  }
+
+  /// Charges a datagram that went out to every bucket.
+  pub(crate) fn charge(&mut self, bytes: usize) {
+    if let Some(b) = self.writer.as_mut() {
+      b.take(bytes);
+    }
+    if let Some(b) = self.participant.as_ref() {
+      b.borrow_mut().take(bytes);
+    }
+  }
+
+  /// Zero when a datagram of `bytes` may go now, and then it is charged to
+  /// every bucket; otherwise how long to wait before asking again.
+  pub(crate) fn admit(&mut self, bytes: usize, now: Instant) -> Duration {
+    let writer_wait = self
+      .writer
+      .as_mut()
+      .map_or(Duration::ZERO, |b| b.wait_for(bytes, now));
+    let participant_wait = self
+      .participant
+      .as_ref()
+      .map_or(Duration::ZERO, |b| b.borrow_mut().wait_for(bytes, now));
+    let wait = writer_wait.max(participant_wait);
+    if wait.is_zero() {
+      if let Some(b) = self.writer.as_mut() {
+        b.take(bytes);
+      }
+      if let Some(b) = self.participant.as_ref() {
+        b.borrow_mut().take(bytes);
+      }
+    }
+    wait
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn rate(bytes: usize, micros: u64) -> PacingRate {
+    PacingRate::new(bytes, Duration::from_micros(micros)).expect("rate")
+  }
+
+  #[test]
+  fn zero_rate_means_no_pacing() {
+    assert!(PacingRate::new(0, Duration::from_millis(1)).is_none());
+    assert!(PacingRate::new(1000, Duration::ZERO).is_none());
+    assert!(!Pacer::default().is_active());
+  }
+
+  #[test]
+  fn a_full_bucket_lets_a_burst_through_then_paces_at_the_rate() {
+    let t0 = Instant::now();
+    // 100 KB per ms = 100 MB/s
+    let mut pacer = Pacer::new(Some(rate(100_000, 1000)), None, t0);
+    assert_eq!(pacer.admit(60_000, t0), Duration::ZERO);
+    // 40 KB left: a second 60 KB datagram waits for 20 KB = 200 us.
+    let wait = pacer.admit(60_000, t0);
+    assert!((wait.as_secs_f64() - 200e-6).abs() < 1e-6, "{wait:?}");
+    assert_eq!(pacer.admit(60_000, t0 + wait), Duration::ZERO);
+  }
+
+  #[test]
+  fn a_datagram_larger_than_the_bucket_goes_when_it_is_full() {
+    let t0 = Instant::now();
+    let mut pacer = Pacer::new(Some(rate(10_000, 1000)), None, t0);
+    assert_eq!(pacer.admit(64_000, t0), Duration::ZERO);
+    // 54 KB of debt plus a full bucket: 6.4 ms at 10 MB/s.
+    let wait = pacer.admit(64_000, t0);
+    assert!((wait.as_secs_f64() - 6.4e-3).abs() < 1e-6, "{wait:?}");
+  }
+
+  #[test]
+  fn the_participant_bucket_is_shared_by_writers() {
+    let t0 = Instant::now();
+    let shared = Rc::new(RefCell::new(TokenBucket::new(rate(100_000, 1000), t0)));
+    let mut a = Pacer::new(None, Some(shared.clone()), t0);
+    let mut b = Pacer::new(Some(rate(1_000_000, 1000)), Some(shared), t0);
+    assert_eq!(a.admit(80_000, t0), Duration::ZERO);
+    // b's own bucket is full, but the participant's has only 20 KB.
+    assert!(b.admit(80_000, t0) > Duration::ZERO);
+    // A refused datagram is not charged anywhere.
+    assert_eq!(b.admit(20_000, t0), Duration::ZERO);
+  }
+}
