@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the CycloneDDS interop peer: C types generated from idl/convoy.idl by Cyclone's idlc,
-# plus tests/interop/cyclone_peer.c, into OUTDIR/cyclone_peer.
+# Builds the CycloneDDS programs: C types generated from idl/convoy.idl by Cyclone's idlc, plus
+# tests/interop/cyclone_peer.c (the interop peer) and cyclone_sink.c (`convoy bench images
+# --reader cyclone`), into OUTDIR/cyclone_peer and OUTDIR/cyclone_sink.
 #
 # Usage: tests/interop/build.sh OUTDIR
 # Exit status: 0 built or up to date, 2 when the CycloneDDS tools or headers are missing.
@@ -18,8 +19,13 @@ fi
 mkdir -p "$1"
 out="$(cd "$1" && pwd)"
 bin="$out/cyclone_peer"
+sink_src="$here/cyclone_sink.c"
+sink="$out/cyclone_sink"
 
-if [ -x "$bin" ] && [ "$bin" -nt "$idl" ] && [ "$bin" -nt "$src" ] && [ "$bin" -nt "$here/build.sh" ]; then
+up_to_date() {
+  [ -x "$1" ] && [ "$1" -nt "$idl" ] && [ "$1" -nt "$2" ] && [ "$1" -nt "$here/build.sh" ]
+}
+if up_to_date "$bin" "$src" && up_to_date "$sink" "$sink_src"; then
   exit 0
 fi
 
@@ -41,5 +47,7 @@ tmp="$(mktemp -d "$out/.build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 idlc -o "$tmp" "$idl"
 "$cc" -O1 -Wall -Werror -I"$tmp" -o "$tmp/cyclone_peer" "$src" "$tmp/convoy.c" -lddsc
+"$cc" -O2 -Wall -Werror -I"$tmp" -o "$tmp/cyclone_sink" "$sink_src" "$tmp/convoy.c" -lddsc
 mv -f "$tmp/convoy.h" "$tmp/convoy.c" "$out/"
 mv -f "$tmp/cyclone_peer" "$bin"
+mv -f "$tmp/cyclone_sink" "$sink"

@@ -154,6 +154,7 @@ impl Node {
             .pacing(transport.pacing, transport.writer_pacing)
             .max_datagram_payload(transport.max_datagram)
             .fragment_size(transport.fragment_size)
+            .max_unacked_bytes(transport.window)
             .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
             .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)
             .build()

@@ -19,14 +19,17 @@ pub const WRITER_PACING_ENV: &str = "CONVOY_WRITER_PACING";
 pub const MAX_DATAGRAM_ENV: &str = "CONVOY_MAX_DATAGRAM";
 /// Payload bytes per DATAFRAG fragment: `BYTES`.
 pub const FRAGMENT_SIZE_ENV: &str = "CONVOY_FRAGMENT_SIZE";
+/// Bytes a reliable writer may have pushed and not yet acknowledged: `BYTES` or `off`.
+pub const WINDOW_ENV: &str = "CONVOY_WINDOW";
 
 /// Every variable [`TransportSettings::from_env`] reads, for `--help` texts and launch files.
-pub const TRANSPORT_ENV: [&str; 5] = [
+pub const TRANSPORT_ENV: [&str; 6] = [
     PEERS_ENV,
     PACING_ENV,
     WRITER_PACING_ENV,
     MAX_DATAGRAM_ENV,
     FRAGMENT_SIZE_ENV,
+    WINDOW_ENV,
 ];
 
 /// The default node pacing: 128 KiB per 250 µs (~500 MiB/s). A receiver with the OS's default
@@ -37,6 +40,11 @@ pub const DEFAULT_PACING: (usize, Duration) = (128 * 1024, Duration::from_micros
 pub const DEFAULT_MAX_DATAGRAM: usize = 65_000;
 /// The default fragment size: one fragment per 1500-byte-MTU datagram.
 pub const DEFAULT_FRAGMENT_SIZE: usize = 1280;
+/// The default in-flight window of a reliable writer: the 8 MiB receive buffer convoy's
+/// readers ask for (two 1440x960 rgb8 images). More in flight than a stalled reader can queue
+/// is dropped and repaired while new samples keep coming: the stream collapses instead of
+/// slowing down.
+pub const DEFAULT_WINDOW: usize = 8 * 1024 * 1024;
 
 /// A bad `CONVOY_*` value, with the variable and the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -54,6 +62,7 @@ pub struct TransportSettings {
     pub writer_pacing: Option<PacingRate>,
     pub max_datagram: usize,
     pub fragment_size: usize,
+    pub window: Option<usize>,
 }
 
 impl Default for TransportSettings {
@@ -64,6 +73,7 @@ impl Default for TransportSettings {
             writer_pacing: None,
             max_datagram: DEFAULT_MAX_DATAGRAM,
             fragment_size: DEFAULT_FRAGMENT_SIZE,
+            window: Some(DEFAULT_WINDOW),
         }
     }
 }
@@ -93,6 +103,13 @@ impl TransportSettings {
         }
         if let Some(v) = lookup(FRAGMENT_SIZE_ENV) {
             settings.fragment_size = parse_bounded(FRAGMENT_SIZE_ENV, &v, 256, 60_000)?;
+        }
+        if let Some(v) = lookup(WINDOW_ENV) {
+            settings.window = if v.trim().eq_ignore_ascii_case("off") {
+                None
+            } else {
+                Some(parse_bounded(WINDOW_ENV, &v, 64 * 1024, 1 << 30)?)
+            };
         }
         Ok(settings)
     }
@@ -212,6 +229,7 @@ mod tests {
         assert_eq!(pacing.period(), Duration::from_micros(250));
         assert_eq!(s.writer_pacing, None);
         assert_eq!((s.max_datagram, s.fragment_size), (65_000, 1280));
+        assert_eq!(s.window, Some(8 * 1024 * 1024));
     }
 
     #[test]
@@ -222,6 +240,7 @@ mod tests {
             (WRITER_PACING_ENV, "1MB/2ms"),
             (MAX_DATAGRAM_ENV, "1400"),
             (FRAGMENT_SIZE_ENV, "8KiB"),
+            (WINDOW_ENV, "off"),
         ])
         .expect("valid");
         assert_eq!(s.peers.len(), 2);
@@ -232,6 +251,7 @@ mod tests {
             (1_000_000, Duration::from_millis(2))
         );
         assert_eq!((s.max_datagram, s.fragment_size), (1400, 8192));
+        assert_eq!(s.window, None);
     }
 
     #[test]

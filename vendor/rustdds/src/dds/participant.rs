@@ -157,6 +157,17 @@ impl DomainParticipantBuilder {
     self
   }
 
+  /// In-flight limit of reliable writers (convoy change 14): a new sample is
+  /// pushed only while pushed, unacknowledged samples hold fewer than `bytes`
+  /// (a larger sample goes when nothing is in flight). Keep it at or below the
+  /// readers' socket receive buffer: more in flight than a stalled reader can
+  /// queue is lost and must be repaired while new samples keep coming, which
+  /// is how a reliable stream of large samples collapses under load.
+  pub fn max_unacked_bytes(mut self, bytes: Option<usize>) -> Self {
+    self.transport.max_unacked_bytes = bytes;
+    self
+  }
+
   /// Serialized-payload bytes per DATAFRAG fragment (convoy change 9; default
   /// 1280, one fragment per 1500-byte datagram). Clamped to 256..=60,000.
   pub fn fragment_size(mut self, bytes: usize) -> Self {

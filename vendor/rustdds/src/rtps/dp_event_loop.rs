@@ -715,6 +715,16 @@ impl DPEventLoop {
       if let Some(found_writer) = self.writers.get_mut(&writer_guid.entity_id) {
         if found_writer.is_reliable() {
           found_writer.handle_ack_nack(acknack_sender_prefix, &acknack_submessage);
+          // convoy change 14: an acknowledgement may reopen the in-flight window
+          // of a writer that stopped pushing; it goes on now.
+          if found_writer.take_window_reopened() {
+            found_writer.process_pending();
+            let blocked = found_writer.take_blocked_sockets();
+            let eid = writer_guid.entity_id;
+            for sid in blocked {
+              self.mark_writer_willing(sid, eid);
+            }
+          }
         }
       } else {
         // Note: when testing against FastDDS Shapes demo, this else branch is
@@ -1156,6 +1166,7 @@ impl DPEventLoop {
         ),
         self.transport.max_datagram_payload,
         self.transport.fragment_size,
+        self.transport.max_unacked_bytes,
       );
     }
     if new_writer.guid().entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER {

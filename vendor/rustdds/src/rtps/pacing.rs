@@ -66,6 +66,11 @@ pub struct TransportTuning {
   pub max_datagram_payload: usize,
   /// Serialized-payload bytes per DATAFRAG fragment.
   pub fragment_size: usize,
+  /// convoy change 14: a reliable writer pushes a new sample only while the
+  /// samples it pushed and a reader has not acknowledged hold fewer bytes than
+  /// this (a sample larger than it goes when nothing is in flight). None: no
+  /// limit but the history depth.
+  pub max_unacked_bytes: Option<usize>,
 }
 
 impl Default for TransportTuning {
@@ -76,6 +81,7 @@ impl Default for TransportTuning {
       writer_pacing: None,
       max_datagram_payload: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
+      max_unacked_bytes: None,
     }
   }
 }

@@ -590,6 +590,14 @@ impl RtpsReaderProxy {
     }
   }
 
+  /// convoy change 13: asks for every fragment of a sample (a fragmented sample
+  /// requested whole by ACKNACK), so it is resent by the paced fragment repair.
+  pub fn request_all_frags(&mut self, seq_num: SequenceNumber, num_frags: u32) {
+    let mut bits = BitVec::with_capacity(num_frags as usize);
+    bits.grow(num_frags as usize, true);
+    self.frags_requested.insert(seq_num, bits);
+  }
+
   // This just removes the FragmentNumber entry from the set.
   pub fn mark_frag_sent(&mut self, seq_num: SequenceNumber, frag_num: &FragmentNumber) {
     let mut frag_map_emptied = false;

@@ -282,6 +282,10 @@ pub(crate) struct Writer {
   // convoy change 9: datagram cap and fragment size from the participant.
   datagram_cap: usize,
   fragment_size: usize,
+  // convoy change 14: the in-flight limit of a reliable writer, and whether the
+  // push stopped at it (an ACKNACK then resumes it).
+  max_unacked_bytes: Option<usize>,
+  window_full: bool,
 }
 
 impl Writer {
@@ -385,15 +389,47 @@ impl Writer {
       resume_push_scheduled: false,
       datagram_cap: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
+      max_unacked_bytes: None,
+      window_full: false,
     }
   }
 
   /// convoy changes 8, 9: the participant's pacing buckets, datagram cap and
   /// fragment size for this (user-data) writer. Set before any reader matches.
-  pub(crate) fn set_transport(&mut self, pacer: Pacer, datagram_cap: usize, fragment_size: usize) {
+  pub(crate) fn set_transport(
+    &mut self,
+    pacer: Pacer,
+    datagram_cap: usize,
+    fragment_size: usize,
+    max_unacked_bytes: Option<usize>,
+  ) {
     self.pacer = RefCell::new(pacer);
     self.datagram_cap = datagram_cap;
     self.fragment_size = fragment_size;
+    self.max_unacked_bytes = max_unacked_bytes;
+  }
+
+  /// convoy change 14: bytes of samples pushed out but not yet acknowledged by
+  /// every matched reader.
+  fn unacked_bytes(&self) -> usize {
+    let Some(oldest_unacked) = self.readers.values().map(|rp| rp.all_acked_before).min() else {
+      return 0;
+    };
+    let mut bytes = 0;
+    let mut sn = max(oldest_unacked, self.send_buffer.first_change_sequence_number());
+    while sn <= self.last_sent {
+      if let Some(cc) = self.send_buffer.get_by_sn(sn) {
+        bytes += cc.data_value.payload_size();
+      }
+      sn = sn.plus_1();
+    }
+    bytes
+  }
+
+  /// convoy change 14: whether the push stopped at a full in-flight window
+  /// since the last call; the event loop calls this after an ACKNACK.
+  pub(crate) fn take_window_reopened(&mut self) -> bool {
+    std::mem::take(&mut self.window_full)
   }
 
   /// Entity id encoded as a mio token. The internal poll no longer registers
@@ -782,7 +818,7 @@ impl Writer {
       builder = builder.heartbeat_msg(
         self.entity_id(),
         self.send_buffer.first_change_sequence_number(),
-        self.send_buffer.last_change_sequence_number(),
+        self.announced_last_sn(Some(last_seq)),
         self.next_heartbeat_count(),
         self.endianness,
         EntityId::UNKNOWN, // to all readers
@@ -863,6 +899,18 @@ impl Writer {
         continue;
       };
       let write_options = cc.write_options.clone();
+
+      // convoy change 14: a reliable writer starts a new sample only while the
+      // bytes in flight (pushed, not acknowledged) leave room for it.
+      if self.sample_cursor == SampleCursor::Fresh && self.is_reliable() && !self.like_stateless {
+        if let Some(limit) = self.max_unacked_bytes {
+          let in_flight = self.unacked_bytes();
+          if in_flight > 0 && in_flight + cc.data_value.payload_size() > limit {
+            self.window_full = true;
+            return;
+          }
+        }
+      }
 
       // Notify reader proxies once per sample (only when starting it fresh).
       if self.sample_cursor == SampleCursor::Fresh && !self.like_stateless {
@@ -1134,7 +1182,7 @@ impl Writer {
     );
 
     let first_change = self.send_buffer.first_change_sequence_number();
-    let last_change = self.send_buffer.last_change_sequence_number();
+    let last_change = self.announced_last_sn(None);
 
     if self
       .readers
@@ -1150,8 +1198,8 @@ impl Writer {
         .ts_msg(self.endianness, Some(Timestamp::now()))
         .heartbeat_msg(
           self.entity_id(), // from Writer
-          self.send_buffer.first_change_sequence_number(),
-          self.send_buffer.last_change_sequence_number(),
+          first_change,
+          last_change,
           self.next_heartbeat_count(),
           self.endianness,
           EntityId::UNKNOWN, // to Reader
@@ -1337,14 +1385,15 @@ impl Writer {
           // everything means the reader does not know what we have, typically a
           // preemptive ACKNACK from a reader that matched us after our HEARTBEAT.
           // Answer now instead of at the next heartbeat period.
-          if an.reader_sn_state.iter().next().is_none() && reader_proxy.all_acked_before <= last_seq
+          let announced = self.announced_last_sn(None);
+          if an.reader_sn_state.iter().next().is_none() && reader_proxy.all_acked_before <= announced
           {
             let hb_message = MessageBuilder::new()
               .ts_msg(self.endianness, Some(Timestamp::now()))
               .heartbeat_msg(
                 self.entity_id(),
                 self.send_buffer.first_change_sequence_number(),
-                last_seq,
+                announced,
                 self.next_heartbeat_count(),
                 self.endianness,
                 reader_guid.entity_id,
@@ -1431,7 +1480,7 @@ impl Writer {
       // We use a worker function to ensure that afterwards we can insert the
       // reader_proxy back. This technique ensures that all return paths lead to
       // re-insertion.
-      self.handle_repair_data_send_worker(&mut reader_proxy);
+      let frags_queued = self.handle_repair_data_send_worker(&mut reader_proxy);
       // insert reader back
       if let Some(rp) = self
         .readers
@@ -1439,6 +1488,9 @@ impl Writer {
       {
         // This should really not happen.
         error!("Reader proxy was duplicated somehow??? {rp:?}");
+      }
+      if frags_queued {
+        self.schedule_repair_frags(to_reader, std::time::Duration::ZERO);
       }
     }
   }
@@ -1474,9 +1526,12 @@ impl Writer {
   // left, which ends repair mode. GAPs and unfragmented DATA are packed into
   // datagrams of the reader's path-MTU budget; a fragmented sample goes out on
   // its own.
-  fn handle_repair_data_send_worker(&mut self, reader_proxy: &mut RtpsReaderProxy) {
+  // Returns true when a fragmented sample was queued for the fragment repair
+  // (convoy change 13), which the caller then schedules.
+  fn handle_repair_data_send_worker(&mut self, reader_proxy: &mut RtpsReaderProxy) -> bool {
     // Note: The reader_proxy is now removed from readers map
     let reader_guid = reader_proxy.remote_reader_guid;
+    let mut frags_queued = false;
 
     debug!(
       "Repair data send to {reader_guid:?}. ReaderProxy Unsent changes: {:?}",
@@ -1559,7 +1614,17 @@ impl Writer {
         continue;
       };
       let payload_size = cc.data_value.payload_size();
-      if !coalesce || payload_size > self.max_unfragmented_serialized_payload(Some(reader_proxy)) {
+      if coalesce && payload_size > self.max_unfragmented_serialized_payload(Some(reader_proxy)) {
+        // convoy change 13: a fragmented sample requested whole goes to the
+        // fragment repair, which packs it into path-MTU datagrams and paces
+        // them. Sent here at once, it was a burst of the whole sample through
+        // the unpaced control queue, overflowing the very reader that had just
+        // lost datagrams.
+        let (num_frags, _) = self.num_frags_and_frag_size(payload_size);
+        reader_proxy.request_all_frags(unsent_sn, num_frags);
+        frags_queued = true;
+        round_bytes += payload_size + DATA_SUBMESSAGE_OVERHEAD;
+      } else if !coalesce {
         // Keep the order: whatever is packed so far goes first.
         self.flush_repair_datagram(&mut datagram, reader_proxy);
         ts_active = false;
@@ -1598,6 +1663,7 @@ impl Writer {
     if reader_proxy.first_unsent_change().is_none() {
       reader_proxy.repair_mode = false;
     }
+    frags_queued
   } // fn
 
   // Append `part` to the repair datagram being built for `reader_proxy`, first
@@ -1721,7 +1787,33 @@ impl Writer {
       }
     }
     match self.flush_repair_frags(reader_proxy, &mut datagram, &mut pending_frags) {
-      Ok(_) => None,
+      Ok(_) => {
+        // Everything asked for went out. A NACK_FRAG names at most 256
+        // fragments, so ask the reader now what it still lacks (a HEARTBEAT
+        // wants an answer) instead of waiting for the next periodic one: a
+        // large sample missing many datagrams is repaired in round trips, not
+        // in heartbeat periods.
+        if !reader_proxy.repair_frags_requested() {
+          let hb_message = MessageBuilder::new()
+            .heartbeat_msg(
+              self.entity_id(),
+              self.send_buffer.first_change_sequence_number(),
+              self.announced_last_sn(None),
+              self.next_heartbeat_count(),
+              self.endianness,
+              reader_guid.entity_id,
+              false, // final_flag: request ACKNACK / NACK_FRAG
+              false, // liveliness_flag
+            )
+            .add_header_and_build(self.my_guid.prefix);
+          self.send_control_to_readers(
+            DeliveryMode::Unicast,
+            hb_message,
+            &mut std::iter::once(&*reader_proxy),
+          );
+        }
+        None
+      }
       Err(wait) => Some(wait),
     }
   }
@@ -1824,6 +1916,23 @@ impl Writer {
     );
     // actual cleaning
     self.send_buffer.remove_changes_before(first_keeper);
+  }
+
+  // convoy change 11: the last sequence number a HEARTBEAT announces. A push
+  // mode writer announces only samples it has pushed out in full (plus
+  // `just_sent`, the sample whose trailing heartbeat this is): announcing one
+  // still on its way (a large paced sample takes milliseconds) made readers
+  // NACK its fragments in flight and the writer resend them, doubling the load
+  // exactly when it was highest.
+  fn announced_last_sn(&self, just_sent: Option<SequenceNumber>) -> SequenceNumber {
+    let last_change = self.send_buffer.last_change_sequence_number();
+    if !self.push_mode {
+      return last_change;
+    }
+    let pushed = just_sent.map_or(self.last_sent, |sn| max(sn, self.last_sent));
+    // Never below first - 1 (the "nothing available" announcement).
+    let nothing = self.send_buffer.first_change_sequence_number() - SequenceNumber::from(1);
+    max(min(last_change, pushed), nothing)
   }
 
   pub(crate) fn next_heartbeat_count(&self) -> i32 {
@@ -2122,7 +2231,7 @@ impl Writer {
           if self.is_reliable() && !self.like_stateless {
             let new_reader_guid = reader_proxy.remote_reader_guid;
             let first = self.send_buffer.first_change_sequence_number();
-            let last = self.send_buffer.last_change_sequence_number();
+            let last = self.announced_last_sn(None);
             let hb_message = MessageBuilder::new()
               .ts_msg(self.endianness, Some(Timestamp::now()))
               .heartbeat_msg(
@@ -2625,7 +2734,7 @@ impl<'a> Iterator for FragmentationIter<'a> {
                 .heartbeat_msg(
                   writer.entity_id(), // from Writer
                   writer.send_buffer.first_change_sequence_number(),
-                  writer.send_buffer.last_change_sequence_number(),
+                  writer.announced_last_sn(Some(self.cache_change.sequence_number)),
                   writer.next_heartbeat_count(),
                   writer.endianness,
                   reader_entity_id, // to Reader
@@ -2683,7 +2792,7 @@ impl<'a> Iterator for FragmentationIter<'a> {
           message_builder = message_builder.heartbeat_msg(
             writer.entity_id(),
             writer.send_buffer.first_change_sequence_number(),
-            writer.send_buffer.last_change_sequence_number(),
+            writer.announced_last_sn(Some(self.cache_change.sequence_number)),
             writer.next_heartbeat_count(),
             writer.endianness,
             reader_entity_id, // to Reader

@@ -12,7 +12,7 @@ use num_traits::NumOps;
 use num_derive::{FromPrimitive, NumOps, ToPrimitive};
 use serde::{Deserialize, Serialize};
 use speedy::{Context, Readable, Reader, Writable, Writer};
-use log::error;
+use log::{debug, error};
 
 //
 /// RTPS Specification v2.3 Section "8.3.5.4 SequenceNumber"
@@ -403,7 +403,11 @@ where
           // RTPS v2.5 spec Section "8.3.5.5 SequenceNumberSet":
           // maximum(SequenceNumberSet) - minimum(SequenceNumberSet) < 256
           let truncated_end = base + N::from(255);
-          error!(
+          // convoy change 12: expected, not an error: a reader missing more
+          // than 256 fragments of a large sample asks for the first 256 and the
+          // rest after the next HEARTBEAT. Logged at error level it cost the
+          // event loop a log line per NACK_FRAG exactly when it was behind.
+          debug!(
             "from_base_and_set : max size (256) exceeded, base = {base:?}, start = {start:?} end \
              = {end:?}. Truncating end to {truncated_end:?}"
           );
