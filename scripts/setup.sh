@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: a C toolchain for -sys crates, CycloneDDS (idlc + ddsperf + headers) as the
 # independent DDS peer and latency reference; iproute2 and nftables for network-namespace hosts
-# and their link conditions; OpenSSH for ssh:// hosts (the suite runs its own sshd).
-packages=(build-essential pkg-config cyclonedds-tools cyclonedds-dev iproute2 nftables openssh-server openssh-client)
+# and their link conditions; OpenSSH for ssh:// hosts (the suite runs its own sshd); Python's
+# venv for stock ROS 2 from PyPI (scripts/ros-venv.sh).
+packages=(build-essential pkg-config cyclonedds-tools cyclonedds-dev iproute2 nftables openssh-server openssh-client python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Stock ROS 2 (rclpy, Fast DDS) from PyPI in .venv: the rclpy peer of the large-sample tests.
+bash scripts/ros-venv.sh
 export RUST_LOG="${RUST_LOG:-warn,rustdds=error}"
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check

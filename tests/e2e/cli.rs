@@ -1,6 +1,5 @@
 //! The `convoy` command as a user runs it: real processes on real DDS domains.
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,16 +7,9 @@ use convoy_core::dds::{Node, Publisher};
 use convoy_core::messages::Tick;
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
-use convoy_tests::{domain, repo_root, run_with_timeout, watchdog, workspace_bin};
+use convoy_tests::{convoy, domain, run_with_timeout, watchdog};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn convoy() -> Command {
-    let mut cmd = Command::new(workspace_bin("convoy"));
-    cmd.current_dir(repo_root());
-    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
-    cmd
-}
 
 /// A Tick writer at ~100 Hz on its own thread until the returned guard is dropped.
 struct TickSource {

@@ -5,22 +5,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use convoy_tests::{
-    domain, find_node_process, processes_on_domain, repo_root, run_with_timeout, wait_for_line,
-    wait_until, watchdog, workspace_bin, ChildGuard,
+    convoy, domain, find_node_process, netns, processes_on_domain, repo_root, run_with_timeout,
+    scratch_dir, wait_for_line, wait_until, watchdog, workspace_bin, ChildGuard, Namespaces,
 };
-
-fn convoy() -> Command {
-    let mut cmd = Command::new(workspace_bin("convoy"));
-    cmd.current_dir(repo_root());
-    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
-    cmd
-}
-
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = convoy_tests::profile_dir().join("test-launch").join(name);
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    dir
-}
 
 const FOUR_CARS: &str = r#"
 [scenario]
@@ -87,17 +74,6 @@ agents = ["b1", "b2"]
     path
 }
 
-fn netns(action: &str, file: &Path) {
-    let (ok, out, err) = run_with_timeout(
-        convoy().args(["netns", action]).arg(file),
-        Duration::from_secs(60),
-    );
-    assert!(
-        ok,
-        "convoy netns {action} failed (the suite runs as root):\n{out}\n{err}"
-    );
-}
-
 fn namespaces() -> Vec<String> {
     std::fs::read_dir("/run/netns")
         .map(|d| {
@@ -107,14 +83,6 @@ fn namespaces() -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// Tears the namespaces down even when the test fails half-way.
-struct Namespaces(PathBuf);
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        let _ = convoy().args(["netns", "down"]).arg(&self.0).output();
-    }
 }
 
 #[test]

@@ -6,18 +6,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use convoy_tests::{
-    domain, processes_on_domain, read_state_log, repo_root, run_with_timeout, wait_for_line,
+    convoy, domain, processes_on_domain, read_state_log, run_with_timeout, wait_for_line,
     wait_until, watchdog, workspace_bin, ChildGuard,
 };
 
 const RUN_LIMIT: Duration = Duration::from_secs(240);
-
-fn convoy() -> Command {
-    let mut cmd = Command::new(workspace_bin("convoy"));
-    cmd.current_dir(repo_root());
-    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
-    cmd
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = convoy_tests::profile_dir().join("test-lockstep");

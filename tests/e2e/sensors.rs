@@ -14,8 +14,8 @@ use convoy_core::messages::{GnssFix, NodeStatus, Odometry, RadarScan};
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
 use convoy_tests::{
-    domain, find_node_process, processes_on_domain, read_state_log, repo_root, run_with_timeout,
-    wait_for_line, wait_until, watchdog, workspace_bin, ChildGuard,
+    convoy, domain, find_node_process, processes_on_domain, read_state_log, run_with_timeout,
+    wait_for_line, wait_until, watchdog, ChildGuard,
 };
 
 /// Two cars on a straight road, the lead 20 m ahead; ego carries a GNSS at 10 Hz (every second
@@ -73,13 +73,6 @@ fn scratch(name: &str, lease: f64) -> (PathBuf, PathBuf) {
     let path = dir.join("sensors.toml");
     std::fs::write(&path, scenario(lease)).expect("scenario");
     (dir, path)
-}
-
-fn convoy() -> Command {
-    let mut cmd = Command::new(workspace_bin("convoy"));
-    cmd.current_dir(repo_root());
-    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
-    cmd
 }
 
 fn node(domain: u32) -> Node {

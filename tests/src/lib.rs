@@ -43,6 +43,10 @@ pub mod domain {
     pub const SENSORS_SYNC: u32 = 51;
     pub const SENSORS_RESTART: u32 = 52;
     pub const SENSORS_ASYNC: u32 = 53;
+    pub const LARGE_CONVOY: u32 = 54;
+    pub const LARGE_CYCLONE: u32 = 55;
+    pub const LARGE_RCLPY: u32 = 56;
+    pub const LARGE_LOSSY: u32 = 57;
 }
 
 /// The repository root (this crate lives in `tests/`).
@@ -73,6 +77,42 @@ pub fn workspace_bin(name: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// The `convoy` command as a user runs it, from the repository root, with no domain or QoS
+/// taken from the environment.
+pub fn convoy() -> Command {
+    let mut cmd = Command::new(workspace_bin("convoy"));
+    cmd.current_dir(repo_root());
+    cmd.env_remove("CONVOY_DOMAIN").env_remove("CONVOY_QOS");
+    cmd
+}
+
+/// A directory of the test's own under target/<profile>/test-launch.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = profile_dir().join("test-launch").join(name);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    dir
+}
+
+/// `convoy netns up|down FILE`, which must succeed (the suite runs as root).
+pub fn netns(action: &str, file: &std::path::Path) {
+    let (ok, out, err) = run_with_timeout(
+        convoy().args(["netns", action]).arg(file),
+        Duration::from_secs(60),
+    );
+    assert!(
+        ok,
+        "convoy netns {action} failed (the suite runs as root):\n{out}\n{err}"
+    );
+}
+
+/// Tears a launch file's namespaces down even when the test fails half-way.
+pub struct Namespaces(pub PathBuf);
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        let _ = convoy().args(["netns", "down"]).arg(&self.0).output();
+    }
 }
 
 /// A child process killed (and reaped) when the test ends, pass or fail.

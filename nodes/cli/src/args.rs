@@ -303,8 +303,15 @@ pub struct ImagesBenchArgs {
     /// Write the results as CSV
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write on this launch file's first netns host and read (convoy reader) on its second
+    /// (after `convoy netns up FILE`): samples cross the bridge and the link conditions
+    #[arg(long, value_name = "LAUNCH_FILE")]
+    pub netns_hosts: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = ImagesRole::Writer, hide = true)]
     pub role: ImagesRole,
+    /// The network namespace the writer starts the convoy reader in (set by --netns-hosts)
+    #[arg(long, hide = true)]
+    pub sink_netns: Option<String>,
 }
 
 #[derive(Debug, Args)]

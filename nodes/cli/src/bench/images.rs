@@ -33,6 +33,8 @@ use convoy_core::topics::{self, TopicClass};
 use super::latency::percentile;
 use crate::args::{ImageReader, ImagesBenchArgs, ImagesRole};
 use crate::process::{stop_child, stop_flag};
+use crate::run_cmd::on_host;
+use convoy_core::launch::{HostAddress, LaunchFile};
 
 /// The rclpy reader, run with `--python` (`python -c`), so the bench needs no file on disk.
 const RCLPY_SINK: &str = include_str!("rclpy_sink.py");
@@ -323,6 +325,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs) -> Result
     }
     match args.role {
         ImagesRole::Sink => sink(domain, qos, args),
+        ImagesRole::Writer if args.netns_hosts.is_some() => between_namespaces(domain, qos, args),
         ImagesRole::Writer => {
             let mut rows = Vec::new();
             for &payload in &args.payload {
@@ -343,6 +346,74 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs) -> Result
             Ok(())
         }
     }
+}
+
+/// Runs the writer side in the launch file's first netns host, telling it to start the convoy
+/// reader in the second (`convoy netns up FILE` first).
+fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs) -> Result<()> {
+    let file = args.netns_hosts.as_ref().context("no launch file")?;
+    if args.reader != ImageReader::Convoy {
+        bail!(
+            "--netns-hosts runs a convoy reader only; leave out --reader {}",
+            args.reader.name()
+        );
+    }
+    let launch = LaunchFile::load(file)?;
+    let hosts = launch.netns_hosts();
+    let [(writer_host, writer_ns), (reader_host, reader_ns), ..] = hosts.as_slice() else {
+        bail!("{}: --netns-hosts needs two netns hosts", file.display());
+    };
+    for ns in [writer_ns, reader_ns] {
+        if !std::path::Path::new("/run/netns").join(ns).exists() {
+            bail!(
+                "netns {ns} does not exist: run `convoy netns up {}` first",
+                file.display()
+            );
+        }
+    }
+    eprintln!("writer on host {writer_host} (netns {writer_ns}), reader on host {reader_host} (netns {reader_ns})");
+    let exe = std::env::current_exe().context("cannot find the convoy executable")?;
+    let mut words: Vec<String> = vec!["--domain".into(), domain.to_string()];
+    if let Some(spec) = qos {
+        words.extend(["--qos".into(), spec.to_string()]);
+    }
+    let payloads: Vec<String> = args.payload.iter().map(Shape::to_string).collect();
+    words.extend(["bench", "images", "--payload"].map(String::from));
+    words.push(payloads.join(","));
+    words.extend([
+        "--rate".into(),
+        args.rate.to_string(),
+        "--count".into(),
+        args.count.to_string(),
+    ]);
+    words.extend([
+        "--timeout".into(),
+        args.timeout.to_string(),
+        "--sink-netns".into(),
+        reader_ns.clone(),
+    ]);
+    if args.json {
+        words.push("--json".into());
+    }
+    if let Some(out) = &args.out {
+        let out = std::path::absolute(out).unwrap_or_else(|_| out.clone());
+        words.extend(["--out".into(), out.display().to_string()]);
+    }
+    let node = on_host(
+        &HostAddress::Netns(writer_ns.clone()),
+        "writer",
+        &exe,
+        words,
+    );
+    let status = Command::new(&node.program)
+        .args(&node.args)
+        .stdin(Stdio::null())
+        .status()
+        .context("cannot start the writer in its namespace")?;
+    if !status.success() {
+        bail!("the writer side failed ({status})");
+    }
+    Ok(())
 }
 
 fn print_row(row: &ImagesResult, json: bool) {
@@ -588,25 +659,21 @@ impl Sink {
         let mut command = match args.reader {
             ImageReader::Convoy => {
                 let exe = std::env::current_exe().context("cannot find the convoy executable")?;
-                let mut c = Command::new(exe);
-                c.args(["--domain", &domain.to_string()]);
+                let mut words: Vec<String> = vec!["--domain".into(), domain.to_string()];
                 if let Some(spec) = qos {
-                    c.args(["--qos", &spec.to_string()]);
+                    words.extend(["--qos".into(), spec.to_string()]);
                 }
-                c.args([
-                    "bench",
-                    "images",
-                    "--role",
-                    "sink",
-                    "--payload",
-                    &shape.to_string(),
-                ]);
-                c.args([
-                    "--count",
-                    &args.count.to_string(),
-                    "--timeout",
-                    &args.timeout.to_string(),
-                ]);
+                words.extend(["bench", "images", "--role", "sink", "--payload"].map(String::from));
+                words.push(shape.to_string());
+                words.extend(["--count".into(), args.count.to_string()]);
+                words.extend(["--timeout".into(), args.timeout.to_string()]);
+                let host = match &args.sink_netns {
+                    Some(ns) => HostAddress::Netns(ns.clone()),
+                    None => HostAddress::Local,
+                };
+                let node = on_host(&host, "sink", &exe, words);
+                let mut c = Command::new(node.program);
+                c.args(node.args);
                 c
             }
             ImageReader::Cyclone => {

@@ -1,0 +1,193 @@
+//! Large samples across DDS (issue 8): camera images (640x480 and 1440x960 rgb8) and a
+//! 64x2048-point lidar cloud from a convoy writer to readers in other processes — convoy's own,
+//! CycloneDDS's (`cyclone_sink`, types from the IDL by idlc) and a stock rclpy subscriber
+//! (sensor_msgs/Image and PointCloud2 on Fast DDS with its default socket buffers) — at
+//! reliable and best-effort QoS, and reliable over a namespace link that drops 5% of datagrams.
+//!
+//! Each run is `convoy bench images --json`: the reader checks every byte of every sample
+//! against the pattern its sequence number gives, so "whole" means bit-exact. Reliable runs
+//! must deliver every sample whole; best-effort may lose samples (UDP; that is its contract)
+//! but never a corrupt one, and must deliver most of them.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use convoy_tests::{
+    convoy, domain, netns, profile_dir, repo_root, run_with_timeout, scratch_dir, watchdog,
+    Namespaces,
+};
+
+const PAYLOADS: &str = "image:640x480,image:1440x960,cloud:64x2048";
+const COUNT: u64 = 20;
+const BEST_EFFORT: &str = "qos/experiments.xml::best_effort";
+
+/// One payload's result line of `convoy bench images --json`.
+#[derive(Debug)]
+#[allow(dead_code)] // payload: shown by {:?} in failure messages
+struct Run {
+    payload: String,
+    reliability: String,
+    sent: u64,
+    received: u64,
+    whole: u64,
+}
+
+/// Runs `convoy [--qos Q] --domain D bench images --json ARGS` and parses its result lines.
+fn bench(domain: u32, qos: Option<&str>, args: &[&str]) -> Vec<Run> {
+    let mut cmd = convoy();
+    cmd.args(["--domain", &domain.to_string()]);
+    if let Some(q) = qos {
+        cmd.args(["--qos", q]);
+    }
+    cmd.args(["bench", "images", "--json", "--payload", PAYLOADS]);
+    cmd.args(["--count", &COUNT.to_string(), "--rate", "20"]);
+    cmd.args(args);
+    let (ok, out, err) = run_with_timeout(&mut cmd, Duration::from_secs(150));
+    assert!(ok, "convoy bench images {args:?} failed:\n{out}\n{err}");
+    let runs: Vec<Run> = out
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}"));
+            let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("no {k} in {l}"));
+            Run {
+                payload: v["payload"].as_str().unwrap_or_default().to_string(),
+                reliability: v["reliability"].as_str().unwrap_or_default().to_string(),
+                sent: n("sent"),
+                received: n("received"),
+                whole: n("whole"),
+            }
+        })
+        .collect();
+    assert_eq!(runs.len(), 3, "one result per payload:\n{out}\n{err}");
+    runs
+}
+
+/// Reliable: every sample whole. Best-effort: no corrupt sample, and most arrive.
+fn check(runs: &[Run], reliable: bool, reader: &str) {
+    for run in runs {
+        assert_eq!(run.sent, COUNT, "{reader}: {run:?}");
+        assert_eq!(
+            run.whole, run.received,
+            "{reader}: a sample arrived corrupt: {run:?}"
+        );
+        if reliable {
+            assert_eq!(run.reliability, "reliable", "{run:?}");
+            assert_eq!(run.received, COUNT, "{reader}: reliable lost samples: {run:?}");
+        } else {
+            assert_eq!(run.reliability, "best-effort", "{run:?}");
+            assert!(
+                run.received * 4 >= COUNT * 3,
+                "{reader}: best-effort delivered fewer than 3 in 4: {run:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn images_and_clouds_reach_a_convoy_reader_whole() {
+    watchdog("large samples to convoy", Duration::from_secs(300));
+    let d = domain::LARGE_CONVOY;
+    check(&bench(d, None, &["--reader", "convoy"]), true, "convoy");
+    check(
+        &bench(d, Some(BEST_EFFORT), &["--reader", "convoy"]),
+        false,
+        "convoy",
+    );
+}
+
+#[test]
+fn images_and_clouds_reach_a_cyclone_reader_whole() {
+    watchdog("large samples to CycloneDDS", Duration::from_secs(300));
+    let build_dir = profile_dir().join("interop");
+    let built = Command::new("bash")
+        .arg(repo_root().join("tests/interop/build.sh"))
+        .arg(&build_dir)
+        .status()
+        .expect("run tests/interop/build.sh");
+    assert!(built.success(), "building the CycloneDDS programs failed");
+    let sink = build_dir.join("cyclone_sink");
+    let sink = sink.to_str().expect("utf-8 path");
+    let d = domain::LARGE_CYCLONE;
+    let args = ["--reader", "cyclone", "--cyclone-sink", sink];
+    check(&bench(d, None, &args), true, "cyclone");
+    check(&bench(d, Some(BEST_EFFORT), &args), false, "cyclone");
+}
+
+/// The venv scripts/test.sh makes with stock ROS 2 (rclpy, sensor_msgs) from PyPI.
+fn ros_python() -> PathBuf {
+    let python = repo_root().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/ros-venv.sh (scripts/test.sh does)",
+        python.display()
+    );
+    python
+}
+
+#[test]
+fn images_and_clouds_reach_a_stock_rclpy_subscriber_whole() {
+    watchdog("large samples to rclpy", Duration::from_secs(300));
+    let python = ros_python();
+    let python = python.to_str().expect("utf-8 path");
+    let d = domain::LARGE_RCLPY;
+    let args = ["--reader", "rclpy", "--python", python];
+    check(&bench(d, None, &args), true, "rclpy");
+    check(&bench(d, Some(BEST_EFFORT), &args), false, "rclpy");
+    // Unpaced reliable publishing used to deliver nothing to a default-buffer Fast DDS
+    // reader. Flat out now, KEEP_ALL delivers every sample (the writer queues and paces them)
+    // and KEEP_LAST degrades to the newest ones (older unacknowledged samples are replaced,
+    // as KEEP_LAST allows) instead of stalling.
+    let flat_out = |qos: &str| -> serde_json::Value {
+        let mut cmd = convoy();
+        cmd.args(["--domain", &d.to_string(), "--qos", qos, "bench", "images", "--json"]);
+        cmd.args(["--payload", "image:640x480", "--rate", "0", "--count", "60"]);
+        cmd.args(args);
+        let (ok, out, err) = run_with_timeout(&mut cmd, Duration::from_secs(120));
+        assert!(ok, "flat-out bench with {qos} failed:\n{out}\n{err}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or_else(|| panic!("no result:\n{out}\n{err}"));
+        serde_json::from_str(line).expect("JSON")
+    };
+    let keep_all = flat_out("qos/experiments.xml::reliable_keep_all");
+    assert_eq!(keep_all["whole"], 60, "flat out, KEEP_ALL: {keep_all}");
+    let keep_last = flat_out("qos/convoy.xml");
+    let received = keep_last["received"].as_u64().expect("received");
+    assert_eq!(keep_last["whole"], received, "flat out, KEEP_LAST: {keep_last}");
+    assert!(received >= 8, "flat out, KEEP_LAST 8 stalled: {keep_last}");
+}
+
+#[test]
+fn reliable_images_complete_over_a_lossy_namespace_link() {
+    watchdog("large samples over loss", Duration::from_secs(300));
+    let dir = scratch_dir("large_lossy");
+    let d = domain::LARGE_LOSSY;
+    let file = dir.join("lossy.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[run]\ndomain = {d}\nscenario = \"{}\"\n\n\
+             [hosts.p]\naddress = \"netns:cvt_lp\"\nlink = {{ loss_pct = 5.0 }}\n\n\
+             [hosts.q]\naddress = \"netns:cvt_lq\"\n\n\
+             [[nodes]]\nkind = \"coordinator\"\nhost = \"p\"\n\n\
+             [[nodes]]\nkind = \"agent\"\nhost = \"q\"\n",
+            repo_root().join("launch/scenarios/two_cars.toml").display()
+        ),
+    )
+    .expect("launch file");
+    netns("up", &file);
+    let _cleanup = Namespaces(file.clone());
+    let file_arg = file.to_str().expect("utf-8 path");
+    // Every sample crosses the lossy link as hundreds of 1452-byte datagrams, so hardly one
+    // arrives without a lost datagram: completing them all is NACK_FRAG repair at work.
+    check(
+        &bench(d, None, &["--netns-hosts", file_arg]),
+        true,
+        "convoy over 5% loss",
+    );
+    netns("down", &file);
+}
