@@ -404,6 +404,10 @@ pub const DPEV_CACHE_CLEAN_TIMER_TOKEN: Token = Token(46 + PTB);
 // per-endpoint timers and the separate acknack/cache-clean timers.
 pub const DPEV_TIMER_TOKEN: Token = Token(47 + PTB);
 
+// convoy change 8: the timerfd that wakes the event loop for sub-millisecond
+// deadlines (pacing).
+pub const PRECISE_TIMER_TOKEN: Token = Token(48 + PTB);
+
 pub const SECURE_DISCOVERY_PARTICIPANT_DATA_TOKEN: Token = Token(50 + PTB);
 // pub const DISCOVERY_PARTICIPANT_CLEANUP_TOKEN: Token = Token(51 + PTB);
 pub const SECURE_DISCOVERY_READER_DATA_TOKEN: Token = Token(53 + PTB);

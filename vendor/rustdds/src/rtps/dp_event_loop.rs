@@ -150,9 +150,73 @@ pub struct DPEventLoop {
   participant_bucket: Option<Rc<RefCell<TokenBucket>>>,
 }
 
-// convoy change 8: timer deadlines closer than this are waited for by sleeping
-// (see the event loop); epoll's resolution is one millisecond.
+// convoy change 8: timer deadlines closer than this are waited for with a
+// timerfd (Linux) or by sleeping (elsewhere): epoll's timeout has a resolution
+// of one millisecond, too coarse for pacing waits of a few hundred
+// microseconds.
 const PRECISE_WAIT_BELOW: Duration = Duration::from_millis(1);
+
+// convoy change 8: a timerfd registered with the loop's poll, armed for a
+// deadline under a millisecond away, so the poll wakes for it exactly and still
+// wakes for sockets meanwhile.
+#[cfg(target_os = "linux")]
+struct PreciseTimer(nix::sys::timerfd::TimerFd);
+
+#[cfg(target_os = "linux")]
+impl PreciseTimer {
+  fn new(poll: &Poll) -> Option<PreciseTimer> {
+    use std::os::fd::{AsFd, AsRawFd};
+
+    use nix::sys::timerfd::{ClockId, TimerFd, TimerFlags};
+    let fd = TimerFd::new(
+      ClockId::CLOCK_MONOTONIC,
+      TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+    )
+    .map_err(|e| warn!("no timerfd for precise waits ({e}); sub-millisecond waits sleep"))
+    .ok()?;
+    let raw = fd.as_fd().as_raw_fd();
+    poll
+      .registry()
+      .register(&mut mio1::unix::SourceFd(&raw), PRECISE_TIMER_TOKEN, Interest::READABLE)
+      .map_err(|e| warn!("cannot poll the timerfd ({e}); sub-millisecond waits sleep"))
+      .ok()?;
+    Some(PreciseTimer(fd))
+  }
+
+  // True when armed to expire after `after`.
+  fn arm(&self, after: Duration) -> bool {
+    use nix::sys::{
+      time::TimeSpec,
+      timerfd::{Expiration, TimerSetTimeFlags},
+    };
+    self
+      .0
+      .set(
+        Expiration::OneShot(TimeSpec::from_duration(after)),
+        TimerSetTimeFlags::empty(),
+      )
+      .is_ok()
+  }
+
+  // Reads the expiration count, so the next expiry is a new edge for epoll.
+  fn clear(&self) {
+    let _ = self.0.wait();
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+struct PreciseTimer;
+
+#[cfg(not(target_os = "linux"))]
+impl PreciseTimer {
+  fn new(_poll: &Poll) -> Option<PreciseTimer> {
+    None
+  }
+  fn arm(&self, _after: Duration) -> bool {
+    false
+  }
+  fn clear(&self) {}
+}
 
 impl DPEventLoop {
   // This pub(crate) , because it should be constructed only by DomainParticipant.
@@ -288,6 +352,7 @@ impl DPEventLoop {
       error!("dp_event_loop failed to install waker: {e}");
       return;
     }
+    let precise_timer = PreciseTimer::new(&ev_wrapper.poll);
 
     // Endpoint removals are collected during a wake and applied only after
     // ready-queue commands from that same wake have been dispatched.
@@ -323,11 +388,17 @@ impl DPEventLoop {
         timeout_until(ev_wrapper.shared_timer.borrow().next_deadline(), idle_cap);
       // convoy change 8: epoll waits whole milliseconds (mio rounds up), too
       // coarse for pacing waits of a few hundred microseconds. A deadline under
-      // a millisecond away is slept to exactly, and the poll then only collects
-      // what arrived meanwhile (it stays queued in the socket buffers).
+      // a millisecond away arms the timerfd, whose expiry wakes the poll
+      // exactly; without one (not Linux) the loop sleeps to the deadline and the
+      // poll then collects what arrived meanwhile.
       if !poll_timeout.is_zero() && poll_timeout < PRECISE_WAIT_BELOW {
-        std::thread::sleep(poll_timeout);
-        poll_timeout = Duration::ZERO;
+        match &precise_timer {
+          Some(timer) if timer.arm(poll_timeout) => poll_timeout = PRECISE_WAIT_BELOW,
+          _ => {
+            std::thread::sleep(poll_timeout);
+            poll_timeout = Duration::ZERO;
+          }
+        }
       }
       match ev_wrapper.poll.poll(&mut events, Some(poll_timeout)) {
         Ok(_) => {}
@@ -372,6 +443,12 @@ impl DPEventLoop {
               }
               LOOP_WAKE_TOKEN => {
                 // Queues are drained below, once, for this whole iteration.
+              }
+              PRECISE_TIMER_TOKEN => {
+                // Timers are drained below; only clear the expiry.
+                if let Some(timer) = &precise_timer {
+                  timer.clear();
+                }
               }
               fixed_unknown => {
                 if let Some(sid) = sender_writable_socket_id(fixed_unknown) {
@@ -1111,6 +1188,7 @@ impl DPEventLoop {
     // Reader commands share the poll waker. The ready queue records the entity
     // id, so there is nothing to register under the reader token.
     new_reader.set_requested_deadline_check_timer();
+    new_reader.set_interface_observations(Rc::clone(&self.interface_observations));
     trace!("Add reader: {new_reader:?}");
     self.message_receiver.add_reader(new_reader);
   }

@@ -1,4 +1,5 @@
 use std::{
+  cell::RefCell,
   collections::BTreeMap,
   fmt, iter,
   rc::Rc,
@@ -43,7 +44,8 @@ use crate::{
   polling::{ReadySender, SharedTimer, WakeReceiver},
   rtps::{
     fragment_assembler::FragmentAssembler, message_receiver::MessageReceiverState,
-    rtps_writer_proxy::RtpsWriterProxy, timed_event::DpTimerEvent, Message,
+    rtps_writer_proxy::RtpsWriterProxy, timed_event::DpTimerEvent, transmit::InterfaceObservations,
+    Message,
   },
   structure::{
     cache_change::{CacheChange, ChangeKind},
@@ -151,6 +153,10 @@ pub(crate) struct Reader {
 
   #[allow(dead_code)] // to avoid warning if no security feature
   security_plugins: Option<SecurityPluginsHandle>,
+
+  // convoy change 15: where each remote participant's traffic comes from, to
+  // send ACKNACKs and NACK_FRAGs to one of a writer's locators, not all.
+  interface_observations: Option<Rc<RefCell<InterfaceObservations>>>,
 }
 
 // If we are assembling a fragment, but it does not receive any updates
@@ -214,6 +220,7 @@ impl Reader {
       participant_status_sender,
 
       security_plugins: i.security_plugins,
+      interface_observations: None,
     }
   }
   // TODO: check if it's necessary to implement different handlers for discovery
@@ -1040,8 +1047,15 @@ impl Reader {
           }
 
           // Decide where should we send a reply, i.e. ACKNACK
+          let one_locator;
           let reply_locators = match mr_state.unicast_reply_locator_list {
-            [] | [Locator::Invalid] => &writer_proxy.unicast_locator_list,
+            [] | [Locator::Invalid] => {
+              one_locator = this.reply_locators_for(
+                writer_guid.prefix,
+                &writer_proxy.unicast_locator_list,
+              );
+              &one_locator
+            }
             //TODO: What is writer_proxy has an empty list?
             others => others,
           };
@@ -1342,6 +1356,41 @@ impl Reader {
     } else {
       Ok(message)
     }
+  }
+
+  /// convoy change 15: the one locator of a writer's that a reply goes to: its
+  /// loopback locator when the writer is confirmed on this host, else the one
+  /// at the address its traffic comes from; all of them when neither is known.
+  /// (Readers answered every locator a writer advertised, so each ACKNACK went
+  /// out two or three times, and writers processed and discarded the copies.)
+  pub(crate) fn set_interface_observations(&mut self, o: Rc<RefCell<InterfaceObservations>>) {
+    self.interface_observations = Some(o);
+  }
+
+  fn reply_locators_for(&self, writer_prefix: GuidPrefix, advertised: &[Locator]) -> Vec<Locator> {
+    let udp: Vec<Locator> = advertised.iter().filter(|l| l.is_udp()).copied().collect();
+    if udp.len() <= 1 {
+      return advertised.to_vec();
+    }
+    let observed = self.interface_observations.as_ref().and_then(|o| {
+      o.borrow()
+        .get(writer_prefix)
+        .map(|routes| (routes.is_same_host(), routes.last_source()))
+    });
+    if let Some((same_host, last_source)) = observed {
+      let ip_of = |l: &Locator| std::net::SocketAddr::from(*l).ip();
+      if same_host {
+        if let Some(l) = udp.iter().find(|l| ip_of(l).is_loopback()) {
+          return vec![*l];
+        }
+      }
+      if let Some(source) = last_source {
+        if let Some(l) = udp.iter().find(|l| ip_of(l) == source.ip()) {
+          return vec![*l];
+        }
+      }
+    }
+    advertised.to_vec()
   }
 
   fn send_acknack_to(

@@ -822,7 +822,7 @@ impl Writer {
         self.next_heartbeat_count(),
         self.endianness,
         EntityId::UNKNOWN, // to all readers
-        false,             // final_flag: request ACKNACK
+        !self.piggyback_wants_reply(last_seq, false), // final_flag (change 17)
         false,             // liveliness_flag
       );
     }
@@ -1293,6 +1293,7 @@ impl Writer {
         let my_topic = self.my_topic_name.clone(); // for debugging
 
         let mut start_repair = false;
+        let mut advanced = false;
 
         if let Some(reader_proxy) = self.lookup_reader_proxy_mut(reader_guid) {
           if reader_proxy.last_acknack_count == Some(an.count) {
@@ -1304,12 +1305,18 @@ impl Writer {
             );
             return;
           }
+          // convoy change 16: a reader's first ACKNACK (its preemptive one on
+          // matching) never counts as following the stream.
+          let first_acknack = reader_proxy.last_acknack_count.is_none();
           reader_proxy.last_acknack_count = Some(an.count);
 
           // Mark requested SNs as "unsent changes"
 
           //TODO: We should drop SNs in "pending gap" from unsent changes
+          let acked_before = reader_proxy.all_acked_before;
           reader_proxy.handle_ack_nack(ack_submessage, last_seq);
+          // convoy change 16: whether this ACKNACK moved the acknowledgement on.
+          advanced = !first_acknack && reader_proxy.all_acked_before > acked_before;
 
           // Sanity Check: if the reader asked for something we did not even advertise
           // yet. TODO: This
@@ -1385,8 +1392,15 @@ impl Writer {
           // everything means the reader does not know what we have, typically a
           // preemptive ACKNACK from a reader that matched us after our HEARTBEAT.
           // Answer now instead of at the next heartbeat period.
+          // convoy change 16: ... but not when the ACKNACK moved the
+          // acknowledgement on: that reader follows the stream, and the newer
+          // samples on their way carry heartbeats of their own. (An ACKNACK for
+          // sample n that crossed sample n+1 drew an extra HEARTBEAT, and with
+          // it an extra ACKNACK, on nearly every sample of a steady stream.)
           let announced = self.announced_last_sn(None);
-          if an.reader_sn_state.iter().next().is_none() && reader_proxy.all_acked_before <= announced
+          if an.reader_sn_state.iter().next().is_none()
+            && reader_proxy.all_acked_before <= announced
+            && !advanced
           {
             let hb_message = MessageBuilder::new()
               .ts_msg(self.endianness, Some(Timestamp::now()))
@@ -1916,6 +1930,30 @@ impl Writer {
     );
     // actual cleaning
     self.send_buffer.remove_changes_before(first_keeper);
+  }
+
+  // convoy change 17: whether the HEARTBEAT that goes with pushed sample `sn`
+  // asks readers to answer (final flag clear). Readers answered every sample;
+  // now they do when the sample is fragmented (large samples are acknowledged
+  // one by one: the in-flight window of change 14 waits on that), when half
+  // the history window is unacknowledged, and on every fourth sample. A reader
+  // missing something answers any HEARTBEAT anyway, final flag or not.
+  fn piggyback_wants_reply(&self, sn: SequenceNumber, fragmented: bool) -> bool {
+    if fragmented {
+      return true;
+    }
+    let window = match self.qos_policies.history {
+      Some(History::KeepLast { depth }) => i64::from(depth.max(1)),
+      _ => 16,
+    };
+    let oldest_unacked = self
+      .readers
+      .values()
+      .map(|rp| rp.all_acked_before)
+      .min()
+      .unwrap_or(sn);
+    let unacked = i64::from(sn) - i64::from(oldest_unacked) + 1;
+    unacked * 2 >= window || i64::from(sn) % 4 == 0
   }
 
   // convoy change 11: the last sequence number a HEARTBEAT announces. A push
@@ -2727,7 +2765,8 @@ impl<'a> Iterator for FragmentationIter<'a> {
 
             // Add HEARTBEAT message if needed
             if send_heartbeat && !writer.like_stateless {
-              let final_flag = false; // false = request that readers acknowledge with ACKNACK.
+              // convoy change 17: a fragmented sample's heartbeat asks for an answer.
+              let final_flag = !writer.piggyback_wants_reply(self.cache_change.sequence_number, true);
               let liveliness_flag = false; // This is not a manual liveliness assertion (DDS API call), but side-effect of
                                            // writing new data.
               let hb_msg = MessageBuilder::new()
@@ -2786,7 +2825,8 @@ impl<'a> Iterator for FragmentationIter<'a> {
 
         // Add HEARTBEAT if needed
         if send_heartbeat && !writer.like_stateless {
-          let final_flag = false; // false = request that readers acknowledge with ACKNACK.
+          // convoy change 17: not every sample's heartbeat asks for an answer.
+          let final_flag = !writer.piggyback_wants_reply(self.cache_change.sequence_number, false);
           let liveliness_flag = false; // This is not a manual liveliness assertion (DDS API call), but side-effect of
                                        // writing new data.
           message_builder = message_builder.heartbeat_msg(
