@@ -75,6 +75,15 @@ fn report_socket_buffer_ceiling() {
     });
 }
 
+/// A sensor topic has one writer (its sensor) and no keys: one instance, whose history depth
+/// is the most samples worth keeping. Its cache is sized so (`ResourceLimits::for_unkeyed`);
+/// with the derived limits of 1024 instances, rustdds kept up to 8,192 camera images per reader
+/// (gigabytes) and the reader fell behind. Unkeyed topics with many writers (FrameDone) keep
+/// the derived limits: there the samples of every writer must fit.
+fn single_writer_stream<M: Message>(class: TopicClass) -> bool {
+    !M::KEYED && class == TopicClass::Sensor
+}
+
 /// Why a publisher or subscriber could not be created.
 #[derive(Debug, thiserror::Error)]
 pub enum EndpointError {
@@ -215,7 +224,10 @@ impl Node {
         topic: &str,
         class: TopicClass,
     ) -> Result<Publisher<M>, EndpointError> {
-        let qos = self.inner.qos.for_class(class)?.writer_for(topic).clone();
+        let mut qos = self.inner.qos.for_class(class)?.writer_for(topic).clone();
+        if single_writer_stream::<M>(class) {
+            qos.resource_limits = qos.resource_limits.for_unkeyed();
+        }
         let dds_topic = self.topic::<M>(topic, class)?;
         Publisher::create(
             &self.inner.participant,
@@ -232,7 +244,10 @@ impl Node {
         topic: &str,
         class: TopicClass,
     ) -> Result<Subscriber<M>, EndpointError> {
-        let qos = self.inner.qos.for_class(class)?.reader_for(topic).clone();
+        let mut qos = self.inner.qos.for_class(class)?.reader_for(topic).clone();
+        if single_writer_stream::<M>(class) {
+            qos.resource_limits = qos.resource_limits.for_unkeyed();
+        }
         let dds_topic = self.topic::<M>(topic, class)?;
         Subscriber::create(
             &self.inner.participant,
@@ -265,7 +280,12 @@ impl Node {
             }
             return Ok(topic.clone());
         }
-        let topic_qos = self.inner.qos.for_class(class)?.topic.to_rustdds();
+        let mut topic_qos = self.inner.qos.for_class(class)?.topic.clone();
+        if single_writer_stream::<M>(class) {
+            // rustdds sizes the topic's sample cache from the topic QoS (see for_unkeyed).
+            topic_qos.resource_limits = topic_qos.resource_limits.for_unkeyed();
+        }
+        let topic_qos = topic_qos.to_rustdds();
         let kind = if M::KEYED {
             TopicKind::WithKey
         } else {

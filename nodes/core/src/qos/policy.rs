@@ -67,6 +67,24 @@ impl ResourceLimits {
     /// KEEP_LAST d keeps d samples per instance for up to [`DEFAULT_MAX_INSTANCES`] instances
     /// (max_samples = d * instances, so the topic-wide cache never evicts another instance's
     /// samples); KEEP_ALL keeps up to [`KEEP_ALL_MAX_SAMPLES`].
+    /// The limits of a topic without keys, which has exactly one instance: one instance, and
+    /// no more samples than that instance may hold. rustdds keeps every sample of a topic up to
+    /// `max_samples` in the reader's cache, so an unkeyed camera topic with the derived
+    /// KEEP_LAST 8 limits (8 x 1024 samples) grew to gigabytes between collections and the
+    /// reader fell behind.
+    pub fn for_unkeyed(self) -> ResourceLimits {
+        let max_samples = match (self.max_samples, self.max_samples_per_instance) {
+            (LENGTH_UNLIMITED, per) => per,
+            (all, LENGTH_UNLIMITED) => all,
+            (all, per) => all.min(per),
+        };
+        ResourceLimits {
+            max_samples,
+            max_instances: 1,
+            max_samples_per_instance: self.max_samples_per_instance,
+        }
+    }
+
     pub fn derived(history: History) -> ResourceLimits {
         match history {
             History::KeepLast(depth) => {
@@ -525,6 +543,24 @@ mod tests {
                 duration: rustdds::Duration::from_millis(1)
             })
         );
+    }
+
+    #[test]
+    fn unkeyed_topics_hold_one_instance() {
+        let unkeyed = ResourceLimits::derived(History::KeepLast(8)).for_unkeyed();
+        assert_eq!((unkeyed.max_samples, unkeyed.max_instances), (8, 1));
+        let unlimited = ResourceLimits {
+            max_samples: LENGTH_UNLIMITED,
+            max_instances: LENGTH_UNLIMITED,
+            max_samples_per_instance: 16,
+        };
+        assert_eq!(unlimited.for_unkeyed().max_samples, 16);
+        let per_unlimited = ResourceLimits {
+            max_samples: 256,
+            max_instances: 4,
+            max_samples_per_instance: LENGTH_UNLIMITED,
+        };
+        assert_eq!(per_unlimited.for_unkeyed().max_samples, 256);
     }
 
     #[test]
