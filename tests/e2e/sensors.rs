@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use convoy_core::dds::{Node, Subscriber};
-use convoy_core::messages::{GnssFix, NodeStatus, Odometry, RadarScan};
+use convoy_core::messages::{GnssFix, NodeStatus, Odometry, PointCloud, RadarScan};
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
 use convoy_tests::{
@@ -371,4 +371,135 @@ fn a_restarted_sensor_node_takes_its_work_from_the_assignments_and_the_table_sho
     wait_until("no node left", Duration::from_secs(10), || {
         processes_on_domain(d).is_empty()
     });
+}
+
+/// Ego parked with a 16-channel roof lidar at 10 Hz (every second frame at dt = 0.05); a car
+/// parked 15 m ahead; a wall 40 m behind.
+const LIDAR_SCENARIO: &str = r#"
+[scenario]
+name = "lidar"
+seed = 5
+dt = 0.05
+mode = "sync"
+step = "fixed"
+
+[map]
+ground_half_extents = [200.0, 200.0]
+[[map.boxes]]
+center = [-40.5, 0.0, 5.0]
+half_extents = [0.5, 20.0, 5.0]
+
+[[agents]]
+id = "ego"
+start = { x = 0.0, y = 0.0 }
+[agents.controller]
+kind = "external"
+[[agents.sensors]]
+id = "roof"
+kind = "lidar"
+rate = 10.0
+channels = 16
+columns = 512
+upper_fov = 10.0
+lower_fov = -20.0
+range = 80.0
+
+[[agents]]
+id = "lead"
+start = { x = 15.0, y = 0.0 }
+[agents.controller]
+kind = "external"
+"#;
+
+#[test]
+fn a_roof_lidar_publishes_scans_of_the_map_and_the_other_car() {
+    watchdog("lidar", Duration::from_secs(240));
+    let d = domain::SENSORS_LIDAR;
+    let dir = convoy_tests::profile_dir()
+        .join("test-sensors")
+        .join("lidar");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join("lidar.toml");
+    std::fs::write(&path, LIDAR_SCENARIO).expect("scenario");
+    let frames = 40u64;
+    let n = node(d);
+    let mut roof: Subscriber<PointCloud> = sub(&n, "roof");
+    let mut run = ChildGuard::spawn(
+        "convoy run",
+        convoy()
+            .args(["--domain", &d.to_string(), "run"])
+            .arg(&path)
+            .args(["--frames", &frames.to_string()])
+            .stdout(Stdio::piped()),
+    );
+    let lines = run.stdout_lines();
+    let mut clouds: Vec<PointCloud> = Vec::new();
+    let until = Instant::now() + Duration::from_secs(120);
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        assert!(Instant::now() < until, "the run did not finish in time");
+        while let Ok(l) = lines.try_recv() {
+            assert!(!l.contains("error"), "{l}");
+            if l.contains("] done: ") && drain_until.is_none() {
+                drain_until = Some(Instant::now() + Duration::from_secs(2));
+            }
+        }
+        clouds.extend(
+            roof.take_wait(16, Duration::from_millis(20))
+                .into_iter()
+                .map(|s| s.value),
+        );
+        if drain_until.is_some_and(|t| Instant::now() > t) {
+            break;
+        }
+    }
+    assert!(run.terminate(Duration::from_secs(15)).is_some());
+
+    let got: Vec<u64> = clouds.iter().map(|c| c.header.frame).collect();
+    assert_frames("lidar", &got, &due_frames(10, 1, frames + 1));
+    for cloud in &clouds {
+        assert_eq!(
+            cloud.header.stamp_ns,
+            cloud.header.frame as i64 * 50_000_000
+        );
+        assert_eq!(cloud.point_step, convoy_sensor::lidar::POINT_STEP);
+        let names: Vec<&str> = cloud.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["x", "y", "z", "intensity", "ring", "time_offset"]);
+        let points = convoy_sensor::lidar::points(cloud);
+        assert_eq!(points.len(), cloud.point_count as usize);
+        // Downward rings see the ground 1.8 m below the sensor (0.75 m box centre + 0.75 m
+        // half height + 0.3 m mount) in every direction: one point per column each.
+        for ring in 0..4u16 {
+            let on_ring: Vec<_> = points.iter().filter(|p| p.ring == ring).collect();
+            assert_eq!(
+                on_ring.len(),
+                512,
+                "ring {ring} of frame {}",
+                cloud.header.frame
+            );
+        }
+        // The car ahead: its rear face is 15 - 2.25 = 12.75 m away.
+        let nearest_ahead = points
+            .iter()
+            .filter(|p| p.x > 1.0 && p.y.abs() < 0.5 && p.z > -1.0)
+            .map(|p| p.x)
+            .fold(f32::MAX, f32::min);
+        assert!(
+            (f64::from(nearest_ahead) - 12.75).abs() < 0.15,
+            "nearest point ahead at {nearest_ahead} m"
+        );
+        // The wall behind: level rays straight back hit x = -40.
+        let behind: Vec<_> = points
+            .iter()
+            .filter(|p| p.x < -1.0 && p.y.abs() < 0.5 && p.z.abs() < 1.0)
+            .collect();
+        assert!(!behind.is_empty(), "no return from the wall behind");
+        for p in behind {
+            assert!((f64::from(p.x) + 40.0).abs() < 0.15, "{p:?}");
+        }
+        assert!(points
+            .iter()
+            .all(|p| (p.x * p.x + p.y * p.y + p.z * p.z).sqrt() <= 80.2));
+    }
 }

@@ -319,9 +319,12 @@ pub struct SensorsBenchArgs {
     /// Agents in the generated scenario, each carrying every measured sensor
     #[arg(long, default_value_t = 4)]
     pub agents: usize,
-    /// Sensor kinds to measure, comma separated
+    /// Sensor kinds to measure, comma separated (none: an empty list, e.g. with --lidar)
     #[arg(long, value_delimiter = ',', default_value = "imu,gnss,odometry,radar")]
     pub sensors: Vec<String>,
+    /// Also one roof lidar on the first agent: CHANNELSxCOLUMNS@HZ (e.g. 64x2048@10)
+    #[arg(long, value_name = "CHANNELSxCOLUMNS@HZ")]
+    pub lidar: Option<String>,
     /// Sensor rate, Hz of simulation time (100 = every frame at dt 0.01)
     #[arg(long, default_value_t = 100.0)]
     pub rate: f64,

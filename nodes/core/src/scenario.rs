@@ -310,6 +310,25 @@ pub struct SensorSpec {
     /// Scale of the model's default noise: 0 for exact readings (default 1).
     #[serde(default = "one")]
     pub noise: f64,
+    /// Mount point in the agent's body frame (x forward, y left, z up from the box centre),
+    /// metres (lidar default: 0.3 m above the roof).
+    #[serde(default)]
+    pub offset: Option<[f64; 3]>,
+    /// Lidar channels (rings; default 32).
+    #[serde(default)]
+    pub channels: Option<u32>,
+    /// Lidar columns per rotation (default 1024).
+    #[serde(default)]
+    pub columns: Option<u32>,
+    /// Elevation of the highest lidar channel, degrees (default 15).
+    #[serde(default)]
+    pub upper_fov: Option<f64>,
+    /// Elevation of the lowest lidar channel, degrees (default -25).
+    #[serde(default)]
+    pub lower_fov: Option<f64>,
+    /// Nearest range a lidar reports, metres (default 0.5).
+    #[serde(default)]
+    pub min_range: Option<f64>,
 }
 
 fn half() -> f64 {
@@ -325,6 +344,35 @@ impl SensorSpec {
     /// Largest range in metres.
     pub fn max_range(&self) -> f64 {
         self.range.unwrap_or(100.0)
+    }
+
+    /// The lidar geometry fields, where given, are usable.
+    fn validate_lidar(&self) -> Result<(), String> {
+        let id = &self.id;
+        if self.offset.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(format!("sensor '{id}': offset must be finite"));
+        }
+        if self.channels.is_some_and(|c| !(1..=256).contains(&c)) {
+            return Err(format!("sensor '{id}': channels must be 1 to 256"));
+        }
+        if self.columns.is_some_and(|c| !(1..=16384).contains(&c)) {
+            return Err(format!("sensor '{id}': columns must be 1 to 16384"));
+        }
+        for (key, v) in [("upper_fov", self.upper_fov), ("lower_fov", self.lower_fov)] {
+            if v.is_some_and(|d| !(d.is_finite() && (-90.0..=90.0).contains(&d))) {
+                return Err(format!("sensor '{id}': {key} must be in [-90, 90] degrees"));
+            }
+        }
+        if self.upper_fov.unwrap_or(15.0) < self.lower_fov.unwrap_or(-25.0) {
+            return Err(format!("sensor '{id}': upper_fov is below lower_fov"));
+        }
+        if self
+            .min_range
+            .is_some_and(|r| !(r.is_finite() && r >= 0.0 && r < self.max_range()))
+        {
+            return Err(format!("sensor '{id}': min_range must be in [0, range)"));
+        }
+        Ok(())
     }
 }
 
@@ -555,6 +603,7 @@ impl AgentSpec {
             if !(sensor.noise.is_finite() && sensor.noise >= 0.0) {
                 return Err(format!("sensor '{}': noise must be 0 or more", sensor.id));
             }
+            sensor.validate_lidar()?;
         }
         Ok(())
     }

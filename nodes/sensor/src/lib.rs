@@ -10,10 +10,12 @@
 //! - [`models`]: pure functions from agent states to sensor messages (imu, gnss, odometry,
 //!   radar).
 //!
+//! - [`lidar`]: ray-cast lidar scans through rapier3d's query pipeline.
 //! - [`runtime`]: which model a sensor kind runs, with what noise, stamped how.
 //! - [`node`]: the DDS loop of a sensor node (`convoy-sensor`) that ties these together.
 
 pub mod dispatcher;
+pub mod lidar;
 pub mod models;
 pub mod node;
 pub mod noise;

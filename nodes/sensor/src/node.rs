@@ -9,6 +9,7 @@
 //! FrameDone N. An assignment that arrives after its frame's tick (a failover) is caught up on
 //! that frame.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,16 +20,17 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
-    AgentState, FrameDone, GnssFix, Imu, NodeRole, Odometry, RadarScan, SensorAssignment,
-    SensorKey, Tick,
+    AgentState, FrameDone, GnssFix, Imu, NodeRole, Odometry, PointCloud, RadarScan,
+    SensorAssignment, SensorKey, Tick,
 };
 use convoy_core::qos::{QosSet, QosSpec};
-use convoy_core::scenario::{ClockMode, Scenario, SensorSpec};
+use convoy_core::scenario::{ClockMode, Scenario, SensorKind, SensorSpec};
 use convoy_core::schedule::SensorSchedule;
 use convoy_core::status::StatusBeacon;
 use convoy_core::topics::{self, TopicClass};
 
 use crate::dispatcher::{Dispatcher, PublisherId};
+use crate::lidar::LidarScene;
 use crate::runtime::{self, FrameInput, Sample};
 
 /// The longest the loop blocks without looking at the stop flag and its status.
@@ -91,6 +93,7 @@ enum Output {
     Gnss(Arc<Publisher<GnssFix>>),
     Odometry(Arc<Publisher<Odometry>>),
     Radar(Arc<Publisher<RadarScan>>),
+    Lidar(Arc<Publisher<PointCloud>>),
 }
 
 impl Output {
@@ -101,7 +104,8 @@ impl Output {
             Gnss => Output::Gnss(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
             Odometry => Output::Odometry(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
             Radar => Output::Radar(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
-            Lidar | Camera => return Ok(None),
+            Lidar => Output::Lidar(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
+            Camera => return Ok(None),
         }))
     }
 
@@ -125,6 +129,7 @@ impl Output {
             (Output::Gnss(p), Sample::Gnss(m)) => write(p, m),
             (Output::Odometry(p), Sample::Odometry(m)) => write(p, m),
             (Output::Radar(p), Sample::Radar(m)) => write(p, m),
+            (Output::Lidar(p), Sample::Lidar(m)) => write(p, m),
             _ => return None,
         })
     }
@@ -197,6 +202,8 @@ struct SensorNode {
     sync: bool,
     counters: Counters,
     stop: Arc<AtomicBool>,
+    /// What lidar rays hit (map and agent boxes), when the scenario has a lidar.
+    lidar_scene: Option<RefCell<LidarScene>>,
 }
 
 #[derive(Debug, Default)]
@@ -286,7 +293,11 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         acked: None,
         counters: Counters::default(),
         stop: Arc::clone(&stop),
+        lidar_scene: None,
     };
+    if s.specs.values().any(|spec| spec.kind == SensorKind::Lidar) {
+        s.lidar_scene = Some(RefCell::new(LidarScene::new(&s.scenario)));
+    }
     println!(
         "sensor node {} ({:?}, capacity {}) ready with {} publishing threads",
         config.name, config.role, config.capacity, workers
@@ -626,6 +637,7 @@ impl SensorNode {
                 own,
                 previous,
                 others: &others,
+                scene: self.lidar_scene.as_ref(),
             },
             active.seq,
         )

@@ -2,8 +2,14 @@
 //! what noise, stamped how. Pure functions, so a test can check that a sample is made from the
 //! states of its own frame.
 
-use convoy_core::messages::{AgentState, GnssFix, Imu, Odometry, RadarScan, SensorHeader, Tick};
+use std::cell::RefCell;
+
+use convoy_core::messages::{
+    AgentState, GnssFix, Imu, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
+};
 use convoy_core::scenario::{Scenario, SensorKind, SensorSpec};
+
+use crate::lidar::{LidarParams, LidarScene};
 
 use crate::models::{self, GnssSigma, ImuSigma, RadarSigma};
 use crate::noise::Noise;
@@ -31,6 +37,7 @@ pub enum Sample {
     Gnss(GnssFix),
     Odometry(Odometry),
     Radar(RadarScan),
+    Lidar(PointCloud),
 }
 
 impl Sample {
@@ -40,30 +47,30 @@ impl Sample {
             Sample::Gnss(m) => &m.header,
             Sample::Odometry(m) => &m.header,
             Sample::Radar(m) => &m.header,
+            Sample::Lidar(m) => &m.header,
         }
     }
 }
 
-/// Whether this runtime makes samples for `kind` (camera and lidar come with their renderers).
+/// Whether this runtime makes samples for `kind` (the camera comes with its renderer).
 pub fn supported(kind: SensorKind) -> bool {
-    matches!(
-        kind,
-        SensorKind::Imu | SensorKind::Gnss | SensorKind::Odometry | SensorKind::Radar
-    )
+    kind != SensorKind::Camera
 }
 
 /// The agents a sensor of `kind` needs the frame's states of, besides its own.
 pub fn needs_others(kind: SensorKind) -> bool {
-    kind == SensorKind::Radar
+    matches!(kind, SensorKind::Radar | SensorKind::Lidar)
 }
 
 /// What one sample is made from: the tick, the own agent's state of that frame, its previous
-/// state (IMU acceleration), and the other agents' states of the same frame (radar).
+/// state (IMU acceleration), the other agents' states of the same frame (radar, lidar), and the
+/// scene lidar rays are cast into (the node's one, built from the scenario).
 pub struct FrameInput<'a> {
     pub tick: &'a Tick,
     pub own: &'a AgentState,
     pub previous: Option<&'a AgentState>,
     pub others: &'a [AgentState],
+    pub scene: Option<&'a RefCell<LidarScene>>,
 }
 
 fn scaled_imu(s: ImuSigma, k: f64) -> ImuSigma {
@@ -143,7 +150,25 @@ pub fn make_sample(
             &mut noise,
             scaled_radar(RADAR_SIGMA, k),
         )),
-        SensorKind::Lidar | SensorKind::Camera => return None,
+        SensorKind::Lidar => {
+            let scene = input.scene?;
+            let half_height = scenario
+                .agents
+                .iter()
+                .find(|a| a.id == agent)
+                .map_or(0.75, |a| a.vehicle.half_extents[2]);
+            let params = LidarParams::from_spec(spec, half_height);
+            let stream = format!("{agent}/{}#{}", spec.id, input.tick.frame);
+            Sample::Lidar(scene.borrow_mut().scan(
+                input.own,
+                input.others,
+                &params,
+                scenario.scenario.seed,
+                &stream,
+                header,
+            ))
+        }
+        SensorKind::Camera => return None,
     })
 }
 
@@ -221,6 +246,7 @@ kind = "external"
                 own: &own,
                 previous: None,
                 others: &[],
+                scene: None,
             },
             4,
         )
@@ -250,6 +276,7 @@ kind = "external"
                 own: &own,
                 previous: None,
                 others: &others,
+                scene: None,
             },
             0,
         ) else {
@@ -272,6 +299,7 @@ kind = "external"
             own: &own,
             previous: None,
             others: &others,
+            scene: None,
         };
         let a = make_sample(&sc, "ego", &spec, &input, 0);
         let b = make_sample(&sc, "ego", &spec, &input, 0);

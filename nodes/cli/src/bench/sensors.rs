@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use convoy_core::dds::{Node, Subscriber, WaitSet};
 use convoy_core::launch::{HostAddress, SensorNodeLaunch, SensorRole};
-use convoy_core::messages::{GnssFix, Imu, Message, Odometry, RadarScan, SensorHeader, Tick};
+use convoy_core::messages::{
+    GnssFix, Imu, Message, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
+};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{Distribution, SensorKind, SensorSpec};
 use convoy_core::topics::{self, TopicClass};
@@ -29,6 +31,24 @@ use crate::run_cmd::scenario_nodes;
 
 /// CSV header shared with the camera and lidar measurements.
 pub const CSV_HEADER: &str = "sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms";
+
+/// `64x2048@10`: channels, columns, scans per second of simulation time.
+fn parse_lidar(s: &str) -> Result<(u32, u32, f64)> {
+    let usage = || anyhow::anyhow!("--lidar '{s}': expected CHANNELSxCOLUMNS@HZ, e.g. 64x2048@10");
+    let (dims, rate) = s.split_once('@').ok_or_else(usage)?;
+    let (channels, columns) = dims.split_once('x').ok_or_else(usage)?;
+    let channels: u32 = channels.trim().parse().map_err(|_| usage())?;
+    let columns: u32 = columns.trim().parse().map_err(|_| usage())?;
+    let rate: f64 = rate.trim().parse().map_err(|_| usage())?;
+    let valid = (1..=256).contains(&channels)
+        && (1..=16384).contains(&columns)
+        && rate > 0.0
+        && rate.is_finite();
+    if !valid {
+        bail!("--lidar '{s}': channels 1-256, columns 1-16384, a positive rate");
+    }
+    Ok((channels, columns, rate))
+}
 
 fn parse_kind(s: &str) -> Result<SensorKind> {
     Ok(match s {
@@ -45,12 +65,15 @@ struct Probe<M: Message> {
     kind: SensorKind,
     sub: Subscriber<M>,
     header: fn(&M) -> &SensorHeader,
+    /// Points in a sample (clouds); 0 for other kinds.
+    points: fn(&M) -> u64,
 }
 
 /// What one kind of sensor measured.
 #[derive(Debug, Default, Clone)]
 struct Tally {
     samples: u64,
+    points: u64,
     latencies_ms: Vec<f64>,
     first: Option<Instant>,
     last: Option<Instant>,
@@ -67,6 +90,7 @@ impl<M: Message> Drain for Probe<M> {
         for s in self.sub.take(1024) {
             let t = &mut tallies[self.kind as usize];
             t.samples += 1;
+            t.points += (self.points)(&s.value);
             t.first.get_or_insert(now);
             t.last = Some(now);
             let frame = (self.header)(&s.value).frame;
@@ -89,14 +113,30 @@ fn probe<M: Message>(
     kind: SensorKind,
     header: fn(&M) -> &SensorHeader,
 ) -> Result<Box<dyn Drain + Send>> {
+    probe_points(node, topic, kind, header, |_| 0)
+}
+
+fn probe_points<M: Message>(
+    node: &Node,
+    topic: &str,
+    kind: SensorKind,
+    header: fn(&M) -> &SensorHeader,
+    points: fn(&M) -> u64,
+) -> Result<Box<dyn Drain + Send>> {
     Ok(Box::new(Probe {
         kind,
         sub: node.subscriber::<M>(topic, TopicClass::Sensor)?,
         header,
+        points,
     }))
 }
 
-fn write_scenario(dir: &Path, args: &SensorsBenchArgs, kinds: &[SensorKind]) -> Result<PathBuf> {
+fn write_scenario(
+    dir: &Path,
+    args: &SensorsBenchArgs,
+    kinds: &[SensorKind],
+    lidar: Option<(u32, u32, f64)>,
+) -> Result<PathBuf> {
     let mut scenario = ring_scenario(args.agents);
     scenario.scenario.name = "bench_sensors".into();
     for agent in &mut scenario.agents {
@@ -112,8 +152,33 @@ fn write_scenario(dir: &Path, args: &SensorsBenchArgs, kinds: &[SensorKind]) -> 
                 fov: None,
                 range: None,
                 noise: 1.0,
+                offset: None,
+                channels: None,
+                columns: None,
+                upper_fov: None,
+                lower_fov: None,
+                min_range: None,
             })
             .collect();
+    }
+    if let (Some((channels, columns, rate)), Some(first)) = (lidar, scenario.agents.first_mut()) {
+        first.sensors.push(SensorSpec {
+            id: "lidar".into(),
+            kind: SensorKind::Lidar,
+            rate,
+            distribution: Distribution::MainOrClient,
+            load: 0.5,
+            pin: None,
+            fov: None,
+            range: Some(100.0),
+            noise: 1.0,
+            offset: None,
+            channels: Some(channels),
+            columns: Some(columns),
+            upper_fov: None,
+            lower_fov: None,
+            min_range: None,
+        });
     }
     let path = dir.join(format!("bench_sensors_{}.toml", args.agents));
     let text = toml::to_string(&scenario).context("cannot write a scenario")?;
@@ -126,6 +191,7 @@ struct Row {
     config: String,
     sensor_nodes: usize,
     per_s: f64,
+    points_per_s: f64,
     p50: f64,
     p99: f64,
 }
@@ -143,30 +209,54 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
     if args.sensor_nodes.is_empty() || args.sensor_nodes.iter().any(|&n| n == 0 || n > 8) {
         bail!("--sensor-nodes takes 1 to 8 sensor nodes per run");
     }
-    let kinds = args
+    let mut kinds = args
         .sensors
         .iter()
+        .filter(|s| !s.is_empty() && s.as_str() != "none")
         .map(|s| parse_kind(s))
         .collect::<Result<Vec<_>>>()?;
+    let lidar = args.lidar.as_deref().map(parse_lidar).transpose()?;
+    if lidar.is_some() {
+        kinds.push(SensorKind::Lidar);
+    }
+    if kinds.is_empty() {
+        bail!("nothing to measure: give --sensors and/or --lidar");
+    }
     let dir = std::env::temp_dir().join(format!("convoy-bench-sensors-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let scenario_path = write_scenario(&dir, args, &kinds)?;
+    let plain: Vec<SensorKind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| *k != SensorKind::Lidar)
+        .collect();
+    let scenario_path = write_scenario(&dir, args, &plain, lidar)?;
     let scenario = convoy_core::scenario::Scenario::load(&scenario_path)?;
     let stop = stop_flag()?;
     let qos_set = crate::load_qos(qos)?;
     let mut rows = Vec::new();
     let config = format!("{} agents @{} Hz", args.agents, args.rate);
     println!(
-        "{:<9} {:<22} {:>6} {:>10} {:>8} {:>8}",
-        "sensor", "config", "nodes", "samples/s", "p50 ms", "p99 ms"
+        "{:<9} {:<22} {:>6} {:>10} {:>11} {:>8} {:>8}",
+        "sensor", "config", "nodes", "samples/s", "points/s", "p50 ms", "p99 ms"
     );
     for &count in &args.sensor_nodes {
         // This process is the consumer: its readers exist before the graph starts.
         let node = Node::new(domain, "bench/sensors", Arc::clone(&qos_set))?;
         let mut clock: Subscriber<Tick> = node.subscriber(topics::CLOCK, TopicClass::Clock)?;
         let mut probes: Vec<Box<dyn Drain + Send>> = Vec::new();
+        if lidar.is_some() {
+            if let Some(first) = scenario.agent_ids().first() {
+                probes.push(probe_points::<PointCloud>(
+                    &node,
+                    &topics::sensor(first, "lidar"),
+                    SensorKind::Lidar,
+                    |m| &m.header,
+                    |m| u64::from(m.point_count),
+                )?);
+            }
+        }
         for agent in scenario.agent_ids() {
-            for &kind in &kinds {
+            for &kind in &plain {
                 let topic = topics::sensor(&agent, kind.as_str());
                 probes.push(match kind {
                     SensorKind::Imu => probe::<Imu>(&node, &topic, kind, |m| &m.header)?,
@@ -266,12 +356,23 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
             };
             let mut lat = t.latencies_ms.clone();
             lat.sort_by(f64::total_cmp);
+            let config = match (kind, lidar) {
+                (SensorKind::Lidar, Some((channels, columns, rate))) => {
+                    format!("{channels}x{columns} @{rate} Hz")
+                }
+                _ => config.clone(),
+            };
             let row = Row {
                 kind,
-                config: config.clone(),
+                config,
                 sensor_nodes: count,
                 per_s: if seconds > 0.0 {
                     t.samples as f64 / seconds
+                } else {
+                    0.0
+                },
+                points_per_s: if seconds > 0.0 {
+                    t.points as f64 / seconds
                 } else {
                     0.0
                 },
@@ -279,11 +380,12 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
                 p99: percentile(&lat, 0.99),
             };
             println!(
-                "{:<9} {:<22} {:>6} {:>10.0} {:>8.3} {:>8.3}",
+                "{:<9} {:<22} {:>6} {:>10.0} {:>11.0} {:>8.3} {:>8.3}",
                 row.kind.as_str(),
                 row.config,
                 row.sensor_nodes,
                 row.per_s,
+                row.points_per_s,
                 row.p50,
                 row.p99
             );
@@ -298,11 +400,12 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
         csv.push('\n');
         for r in &rows {
             csv.push_str(&format!(
-                "{},{},{},{:.1},0,{:.4},{:.4}\n",
+                "{},{},{},{:.1},{:.0},{:.4},{:.4}\n",
                 r.kind.as_str(),
                 r.config,
                 r.sensor_nodes,
                 r.per_s,
+                r.points_per_s,
                 r.p50,
                 r.p99
             ));
