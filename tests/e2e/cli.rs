@@ -383,14 +383,16 @@ fn assignments_plan_places_a_scenarios_sensors_offline() {
             .and_then(|p| p["node"].as_str())
             .map(String::from)
     };
-    // Load / capacity, the main starting at 0.15: main_only imu -> main (0.25); client_only
-    // top_lidar (1.0) -> c1 (c2 at capacity 0.5 would be 2.0); ego's roof_lidar (0.3) -> main
-    // (0.55, vs c2 0.6, c1 1.3); radar (0.2) -> c2 (0.4, vs main 0.75, c1 1.2); gnss (0.05)
-    // -> c2 (0.5, vs main 0.6, c1 1.05).
+    // Load / capacity, the main starting at 0.15, heaviest first: main_only imu -> main
+    // (0.25); client_only top_lidar (1.0) -> c1 (c2 at capacity 0.5 would be 2.0); ego's
+    // front_camera (0.3) -> main (0.55, vs c2 0.6, c1 1.3); ego's roof_lidar (0.3) -> c2 (0.6,
+    // vs main 0.85, c1 1.3); radar (0.2) -> main (0.75, vs c2 1.0, c1 1.2); gnss (0.05) -> c2
+    // (0.7, vs main 0.8, c1 1.05).
     assert_eq!(node_of("imu").as_deref(), Some("main"), "{out}");
     assert_eq!(node_of("top_lidar").as_deref(), Some("c1"), "{out}");
-    assert_eq!(node_of("roof_lidar").as_deref(), Some("main"), "{out}");
-    assert_eq!(node_of("front_radar").as_deref(), Some("c2"), "{out}");
+    assert_eq!(node_of("front_camera").as_deref(), Some("main"), "{out}");
+    assert_eq!(node_of("roof_lidar").as_deref(), Some("c2"), "{out}");
+    assert_eq!(node_of("front_radar").as_deref(), Some("main"), "{out}");
     assert_eq!(node_of("gnss").as_deref(), Some("c2"), "{out}");
 
     let (ok, _, err) = run_with_timeout(

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use convoy_core::dds::{Node, Subscriber};
-use convoy_core::messages::{GnssFix, NodeStatus, Odometry, PointCloud, RadarScan};
+use convoy_core::messages::{GnssFix, Image, NodeStatus, Odometry, PointCloud, RadarScan};
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
 use convoy_tests::{
@@ -502,4 +502,139 @@ fn a_roof_lidar_publishes_scans_of_the_map_and_the_other_car() {
             .iter()
             .all(|p| (p.x * p.x + p.y * p.y + p.z * p.z).sqrt() <= 80.2));
     }
+}
+
+/// Ego parked with a 160x120 front camera at 10 Hz that also publishes depth and classes;
+/// car_2 parked 20 m ahead.
+const CAMERA_SCENARIO: &str = r#"
+[scenario]
+name = "camera"
+seed = 5
+dt = 0.05
+mode = "sync"
+step = "fixed"
+
+[[agents]]
+id = "ego"
+start = { x = 0.0, y = 0.0 }
+[agents.controller]
+kind = "external"
+[[agents.sensors]]
+id = "front"
+kind = "camera"
+rate = 10.0
+width = 160
+height = 120
+fov = 90.0
+depth = true
+semantic = true
+
+[[agents]]
+id = "car_2"
+start = { x = 20.0, y = 0.0 }
+[agents.controller]
+kind = "external"
+"#;
+
+#[test]
+fn a_front_camera_publishes_what_it_sees_and_echo_saves_it_as_png() {
+    watchdog("camera", Duration::from_secs(240));
+    let d = domain::SENSORS_CAMERA;
+    let dir = convoy_tests::profile_dir()
+        .join("test-sensors")
+        .join("camera");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join("camera.toml");
+    std::fs::write(&path, CAMERA_SCENARIO).expect("scenario");
+    let n = node(d);
+    let mut rgb: Subscriber<Image> = sub(&n, "front");
+    let mut depth: Subscriber<Image> = sub(&n, "front_depth");
+    let mut classes: Subscriber<Image> = sub(&n, "front_semantic");
+    let mut run = ChildGuard::spawn(
+        "convoy run",
+        convoy()
+            .args(["--domain", &d.to_string(), "run"])
+            .arg(&path)
+            .args(["--duration", "600"])
+            .stdout(Stdio::piped()),
+    );
+    let _lines = run.stdout_lines();
+    let saved = dir.join("png");
+    let (ok, out, err) = run_with_timeout(
+        convoy()
+            .args([
+                "--domain",
+                &d.to_string(),
+                "topic",
+                "echo",
+                "convoy/sensor/ego/front",
+            ])
+            .args(["-n", "1", "--timeout", "60", "--save"])
+            .arg(&saved),
+        Duration::from_secs(90),
+    );
+    assert!(ok, "topic echo --save failed:\n{out}\n{err}");
+    let pngs: Vec<_> = std::fs::read_dir(&saved)
+        .expect("the save directory")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(pngs.len(), 1, "{pngs:?}");
+    let name = pngs[0]
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        name.starts_with("ego_front_") && name.ends_with(".png"),
+        "{name}"
+    );
+    let bytes = std::fs::read(&pngs[0]).expect("png");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    // IHDR: width and height.
+    assert_eq!(
+        u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]),
+        160
+    );
+    assert_eq!(
+        u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]),
+        120
+    );
+
+    // The three outputs of one frame.
+    let until = Instant::now() + Duration::from_secs(60);
+    let (mut c, mut dp, mut cl) = (None, None, None);
+    while (c.is_none() || dp.is_none() || cl.is_none()) && Instant::now() < until {
+        c = c.or(rgb
+            .take_wait(4, Duration::from_millis(50))
+            .pop()
+            .map(|s| s.value));
+        dp = dp.or(depth.take(4).pop().map(|s| s.value));
+        cl = cl.or(classes.take(4).pop().map(|s| s.value));
+    }
+    assert!(run.terminate(Duration::from_secs(15)).is_some());
+    let (c, dp, cl) = (c.expect("colour"), dp.expect("depth"), cl.expect("classes"));
+    assert_eq!(
+        (c.encoding.as_str(), c.width, c.height, c.step),
+        ("rgb8", 160, 120, 480)
+    );
+    assert_eq!((dp.encoding.as_str(), dp.step), ("32FC1", 640));
+    assert_eq!((cl.encoding.as_str(), cl.step), ("mono8", 160));
+    assert_eq!(c.header.stamp_ns, c.header.frame as i64 * 50_000_000);
+    // The centre of the image is car_2 (class 3), whose rear face is 20 - 2.25 m from ego's
+    // centre and the camera sits 0.6 x 2.25 = 1.35 m ahead of it.
+    let centre = (62 * 160 + 80) as usize;
+    assert_eq!(cl.data[centre], 3, "the centre pixel is not the car");
+    let d = &dp.data[4 * centre..4 * centre + 4];
+    let metres = f32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+    assert!(
+        (f64::from(metres) - 16.4).abs() < 0.1,
+        "depth at the centre {metres}"
+    );
+    // The car is car_2's colour: blue dominates.
+    let px = &c.data[3 * centre..3 * centre + 3];
+    assert!(px[2] > px[0] && px[2] > px[1], "centre colour {px:?}");
+    // The top row is sky.
+    assert_eq!(cl.data[80], 0, "top row is not sky");
 }

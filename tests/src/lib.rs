@@ -44,6 +44,7 @@ pub mod domain {
     pub const SENSORS_RESTART: u32 = 52;
     pub const SENSORS_ASYNC: u32 = 53;
     pub const SENSORS_LIDAR: u32 = 58;
+    pub const SENSORS_CAMERA: u32 = 59;
     pub const LARGE_CONVOY: u32 = 54;
     pub const LARGE_CYCLONE: u32 = 55;
     pub const LARGE_RCLPY: u32 = 56;

@@ -217,6 +217,10 @@ pub struct EchoArgs {
     /// In text output, show at most this many elements of a long array
     #[arg(long, default_value_t = 16)]
     pub truncate: usize,
+    /// Also write every received image as a PNG file in DIR (rgb8 colour, mono8 classes,
+    /// 32FC1 depth as 16-bit millimetres), named AGENT_SENSOR_FRAME.png
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ pub mod assignments_cmd;
 pub mod bench;
 pub mod graph;
 pub mod launch_cmd;
+pub mod png_save;
 pub mod process;
 pub mod qos_cmd;
 pub mod render;

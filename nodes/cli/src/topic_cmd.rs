@@ -173,6 +173,15 @@ pub fn echo(node: &Node, args: &EchoArgs, runtime: &tokio::runtime::Runtime) -> 
                     tokio::select! {
                         sample = samples.next() => {
                             let Some(sample) = sample else { break };
+                            if let Some(dir) = &args.save {
+                                let any: &dyn std::any::Any = &sample.value;
+                                if let Some(image) = any.downcast_ref::<convoy_core::messages::Image>() {
+                                    match crate::png_save::save(dir, image) {
+                                        Ok(path) => eprintln!("saved {}", path.display()),
+                                        Err(e) => eprintln!("cannot save frame {}: {e:#}", image.header.frame),
+                                    }
+                                }
+                            }
                             if args.json {
                                 println!("{}", render::json_line(&sample.value));
                             } else {

@@ -329,6 +329,20 @@ pub struct SensorSpec {
     /// Nearest range a lidar reports, metres (default 0.5).
     #[serde(default)]
     pub min_range: Option<f64>,
+    /// Camera image width and height, pixels (default 640 x 480).
+    #[serde(default)]
+    pub width: Option<u32>,
+    #[serde(default)]
+    pub height: Option<u32>,
+    /// Camera tilt below level, degrees (default 0).
+    #[serde(default)]
+    pub pitch: Option<f64>,
+    /// A camera also publishes depth (32FC1, metres) on `<topic>_depth`.
+    #[serde(default)]
+    pub depth: bool,
+    /// A camera also publishes semantic class ids (mono8) on `<topic>_semantic`.
+    #[serde(default)]
+    pub semantic: bool,
 }
 
 fn half() -> f64 {
@@ -349,6 +363,17 @@ impl SensorSpec {
     /// The lidar geometry fields, where given, are usable.
     fn validate_lidar(&self) -> Result<(), String> {
         let id = &self.id;
+        for (key, v) in [("width", self.width), ("height", self.height)] {
+            if v.is_some_and(|px| !(1..=8192).contains(&px)) {
+                return Err(format!("sensor '{id}': {key} must be 1 to 8192 pixels"));
+            }
+        }
+        if self
+            .pitch
+            .is_some_and(|d| !(d.is_finite() && (-89.0..=89.0).contains(&d)))
+        {
+            return Err(format!("sensor '{id}': pitch must be in [-89, 89] degrees"));
+        }
         if self.offset.iter().flatten().any(|v| !v.is_finite()) {
             return Err(format!("sensor '{id}': offset must be finite"));
         }

@@ -108,6 +108,11 @@ pub fn sensor(agent: &str, sensor: &str) -> String {
     format!("convoy/sensor/{agent}/{sensor}")
 }
 
+/// `convoy/sensor/<a>/<s>_<output>`: a camera's extra outputs (`depth`, `semantic`).
+pub fn sensor_output(agent: &str, sensor: &str, output: &str) -> String {
+    format!("convoy/sensor/{agent}/{sensor}_{output}")
+}
+
 /// What a topic name means to convoy: its class and the message type it carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KnownTopic {

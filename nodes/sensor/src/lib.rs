@@ -11,9 +11,11 @@
 //!   radar).
 //!
 //! - [`lidar`]: ray-cast lidar scans through rapier3d's query pipeline.
+//! - [`camera`]: off-screen wgpu rendering (colour, depth, semantic classes).
 //! - [`runtime`]: which model a sensor kind runs, with what noise, stamped how.
 //! - [`node`]: the DDS loop of a sensor node (`convoy-sensor`) that ties these together.
 
+pub mod camera;
 pub mod dispatcher;
 pub mod lidar;
 pub mod models;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
-    AgentState, FrameDone, GnssFix, Imu, NodeRole, Odometry, PointCloud, RadarScan,
+    AgentState, FrameDone, GnssFix, Image, Imu, NodeRole, Odometry, PointCloud, RadarScan,
     SensorAssignment, SensorKey, Tick,
 };
 use convoy_core::qos::{QosSet, QosSpec};
@@ -29,9 +29,10 @@ use convoy_core::schedule::SensorSchedule;
 use convoy_core::status::StatusBeacon;
 use convoy_core::topics::{self, TopicClass};
 
+use crate::camera::{CameraScene, Renderer};
 use crate::dispatcher::{Dispatcher, PublisherId};
 use crate::lidar::LidarScene;
-use crate::runtime::{self, FrameInput, Sample};
+use crate::runtime::{self, CameraRig, FrameInput, Sample};
 
 /// The longest the loop blocks without looking at the stop flag and its status.
 const HOUSEKEEPING: Duration = Duration::from_millis(5);
@@ -94,18 +95,34 @@ enum Output {
     Odometry(Arc<Publisher<Odometry>>),
     Radar(Arc<Publisher<RadarScan>>),
     Lidar(Arc<Publisher<PointCloud>>),
+    Camera {
+        rgb: Arc<Publisher<Image>>,
+        depth: Option<Arc<Publisher<Image>>>,
+        semantic: Option<Arc<Publisher<Image>>>,
+    },
 }
 
 impl Output {
-    fn create(node: &Node, topic: &str, spec: &SensorSpec) -> Result<Option<Output>> {
+    fn create(node: &Node, agent: &str, topic: &str, spec: &SensorSpec) -> Result<Option<Output>> {
         use convoy_core::scenario::SensorKind::*;
+        let extra = |on: bool, output: &str| -> Result<Option<Arc<Publisher<Image>>>> {
+            if !on {
+                return Ok(None);
+            }
+            let topic = topics::sensor_output(agent, &spec.id, output);
+            Ok(Some(Arc::new(node.publisher(&topic, TopicClass::Sensor)?)))
+        };
         Ok(Some(match spec.kind {
             Imu => Output::Imu(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
             Gnss => Output::Gnss(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
             Odometry => Output::Odometry(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
             Radar => Output::Radar(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
             Lidar => Output::Lidar(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
-            Camera => return Ok(None),
+            Camera => Output::Camera {
+                rgb: Arc::new(node.publisher(topic, TopicClass::Sensor)?),
+                depth: extra(spec.depth, "depth")?,
+                semantic: extra(spec.semantic, "semantic")?,
+            },
         }))
     }
 
@@ -130,6 +147,32 @@ impl Output {
             (Output::Odometry(p), Sample::Odometry(m)) => write(p, m),
             (Output::Radar(p), Sample::Radar(m)) => write(p, m),
             (Output::Lidar(p), Sample::Lidar(m)) => write(p, m),
+            (
+                Output::Camera {
+                    rgb,
+                    depth,
+                    semantic,
+                },
+                Sample::Camera(frame),
+            ) => {
+                let frame = *frame;
+                // One job writes every output of the frame, colour first.
+                let mut writes = vec![write(rgb, frame.rgb)];
+                if let (Some(p), Some(m)) = (depth, frame.depth) {
+                    writes.push(write(p, m));
+                }
+                if let (Some(p), Some(m)) = (semantic, frame.semantic) {
+                    writes.push(write(p, m));
+                }
+                // Every output is written even when one fails.
+                Box::new(move || {
+                    let mut ok = true;
+                    for w in writes {
+                        ok &= w();
+                    }
+                    ok
+                })
+            }
             _ => return None,
         })
     }
@@ -204,6 +247,8 @@ struct SensorNode {
     stop: Arc<AtomicBool>,
     /// What lidar rays hit (map and agent boxes), when the scenario has a lidar.
     lidar_scene: Option<RefCell<LidarScene>>,
+    /// The camera renderer, made when this node is first given a camera.
+    camera: Option<RefCell<CameraRig>>,
 }
 
 #[derive(Debug, Default)]
@@ -294,6 +339,7 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         counters: Counters::default(),
         stop: Arc::clone(&stop),
         lidar_scene: None,
+        camera: None,
     };
     if s.specs.values().any(|spec| spec.kind == SensorKind::Lidar) {
         s.lidar_scene = Some(RefCell::new(LidarScene::new(&s.scenario)));
@@ -398,7 +444,16 @@ impl SensorNode {
             self.book.insert(key.clone(), a.clone());
             if mine && !self.active.contains_key(&key) {
                 let topic = topics::sensor(&a.agent_id, &a.sensor_id);
-                let output = Output::create(&self.node, &topic, &spec)?;
+                if spec.kind == SensorKind::Camera && self.camera.is_none() {
+                    // No adapter is a configuration error: say what to install and stop.
+                    let renderer = Renderer::new()?;
+                    println!("camera renderer: {}", renderer.adapter);
+                    self.camera = Some(RefCell::new(CameraRig {
+                        renderer,
+                        scene: CameraScene::new(&self.scenario),
+                    }));
+                }
+                let output = Output::create(&self.node, &a.agent_id, &topic, &spec)?;
                 if output.is_none() {
                     tracing::warn!(
                         "{}/{}: {:?} sensors are not made by this version; it stays silent",
@@ -638,6 +693,7 @@ impl SensorNode {
                 previous,
                 others: &others,
                 scene: self.lidar_scene.as_ref(),
+                camera: self.camera.as_ref(),
             },
             active.seq,
         )

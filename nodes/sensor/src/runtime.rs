@@ -5,10 +5,11 @@
 use std::cell::RefCell;
 
 use convoy_core::messages::{
-    AgentState, GnssFix, Imu, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
+    AgentState, GnssFix, Image, Imu, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
 };
 use convoy_core::scenario::{Scenario, SensorKind, SensorSpec};
 
+use crate::camera::{CameraImages, CameraParams, CameraScene, Renderer};
 use crate::lidar::{LidarParams, LidarScene};
 
 use crate::models::{self, GnssSigma, ImuSigma, RadarSigma};
@@ -38,6 +39,22 @@ pub enum Sample {
     Odometry(Odometry),
     Radar(RadarScan),
     Lidar(PointCloud),
+    /// Colour, and depth / semantic classes when the sensor asks for them.
+    Camera(Box<CameraFrame>),
+}
+
+/// One camera frame as messages: rgb8 always, 32FC1 depth and mono8 classes on request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CameraFrame {
+    pub rgb: Image,
+    pub depth: Option<Image>,
+    pub semantic: Option<Image>,
+}
+
+/// The renderer and what it draws, one per sensor node.
+pub struct CameraRig {
+    pub renderer: Renderer,
+    pub scene: CameraScene,
 }
 
 impl Sample {
@@ -48,18 +65,22 @@ impl Sample {
             Sample::Odometry(m) => &m.header,
             Sample::Radar(m) => &m.header,
             Sample::Lidar(m) => &m.header,
+            Sample::Camera(m) => &m.rgb.header,
         }
     }
 }
 
-/// Whether this runtime makes samples for `kind` (the camera comes with its renderer).
-pub fn supported(kind: SensorKind) -> bool {
-    kind != SensorKind::Camera
+/// Whether this runtime makes samples for `kind` (all kinds now).
+pub fn supported(_kind: SensorKind) -> bool {
+    true
 }
 
 /// The agents a sensor of `kind` needs the frame's states of, besides its own.
 pub fn needs_others(kind: SensorKind) -> bool {
-    matches!(kind, SensorKind::Radar | SensorKind::Lidar)
+    matches!(
+        kind,
+        SensorKind::Radar | SensorKind::Lidar | SensorKind::Camera
+    )
 }
 
 /// What one sample is made from: the tick, the own agent's state of that frame, its previous
@@ -71,6 +92,7 @@ pub struct FrameInput<'a> {
     pub previous: Option<&'a AgentState>,
     pub others: &'a [AgentState],
     pub scene: Option<&'a RefCell<LidarScene>>,
+    pub camera: Option<&'a RefCell<CameraRig>>,
 }
 
 fn scaled_imu(s: ImuSigma, k: f64) -> ImuSigma {
@@ -168,8 +190,54 @@ pub fn make_sample(
                 header,
             ))
         }
-        SensorKind::Camera => return None,
+        SensorKind::Camera => {
+            let rig = input.camera?;
+            let half_extents = scenario
+                .agents
+                .iter()
+                .find(|a| a.id == agent)
+                .map_or([2.25, 1.0, 0.75], |a| a.vehicle.half_extents);
+            let params = CameraParams::from_spec(spec, half_extents);
+            let mut rig = rig.borrow_mut();
+            rig.scene
+                .place(std::iter::once(input.own).chain(input.others.iter()));
+            let CameraRig { renderer, scene } = &mut *rig;
+            match renderer.render(scene, input.own, &params) {
+                Ok(images) => Sample::Camera(Box::new(camera_frame(images, spec, header))),
+                Err(e) => {
+                    tracing::warn!("{agent}/{}: frame {}: {e}", spec.id, input.tick.frame);
+                    return None;
+                }
+            }
+        }
     })
+}
+
+/// A rendered view as convoy Image messages.
+fn camera_frame(images: CameraImages, spec: &SensorSpec, header: SensorHeader) -> CameraFrame {
+    let CameraImages {
+        width,
+        height,
+        rgb,
+        depth,
+        class,
+    } = images;
+    let image = |encoding: &str, step: u32, data: Vec<u8>| Image {
+        header: header.clone(),
+        width,
+        height,
+        encoding: encoding.into(),
+        step,
+        data,
+    };
+    CameraFrame {
+        depth: spec.depth.then(|| {
+            let bytes = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
+            image("32FC1", width * 4, bytes)
+        }),
+        semantic: spec.semantic.then(|| image("mono8", width, class)),
+        rgb: image("rgb8", width * 3, rgb),
+    }
 }
 
 #[cfg(test)]
@@ -247,6 +315,7 @@ kind = "external"
                 previous: None,
                 others: &[],
                 scene: None,
+                camera: None,
             },
             4,
         )
@@ -277,6 +346,7 @@ kind = "external"
                 previous: None,
                 others: &others,
                 scene: None,
+                camera: None,
             },
             0,
         ) else {
@@ -300,6 +370,7 @@ kind = "external"
             previous: None,
             others: &others,
             scene: None,
+            camera: None,
         };
         let a = make_sample(&sc, "ego", &spec, &input, 0);
         let b = make_sample(&sc, "ego", &spec, &input, 0);

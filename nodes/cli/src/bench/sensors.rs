@@ -158,6 +158,11 @@ fn write_scenario(
                 upper_fov: None,
                 lower_fov: None,
                 min_range: None,
+                width: None,
+                height: None,
+                pitch: None,
+                depth: false,
+                semantic: false,
             })
             .collect();
     }
@@ -178,6 +183,11 @@ fn write_scenario(
             upper_fov: None,
             lower_fov: None,
             min_range: None,
+            width: None,
+            height: None,
+            pitch: None,
+            depth: false,
+            semantic: false,
         });
     }
     let path = dir.join(format!("bench_sensors_{}.toml", args.agents));
