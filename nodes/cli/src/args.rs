@@ -329,6 +329,10 @@ pub struct SensorsBenchArgs {
     /// Also one roof lidar on the first agent: CHANNELSxCOLUMNS@HZ (e.g. 64x2048@10)
     #[arg(long, value_name = "CHANNELSxCOLUMNS@HZ")]
     pub lidar: Option<String>,
+    /// Cameras, one run per resolution: a camera on every agent at --rate (e.g.
+    /// 180x120,640x480,1440x960)
+    #[arg(long, value_delimiter = ',', value_name = "WxH")]
+    pub camera: Vec<String>,
     /// Sensor rate, Hz of simulation time (100 = every frame at dt 0.01)
     #[arg(long, default_value_t = 100.0)]
     pub rate: f64,

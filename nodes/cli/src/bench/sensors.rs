@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use convoy_core::dds::{Node, Subscriber, WaitSet};
 use convoy_core::launch::{HostAddress, SensorNodeLaunch, SensorRole};
 use convoy_core::messages::{
-    GnssFix, Imu, Message, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
+    GnssFix, Image, Imu, Message, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
 };
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{Distribution, SensorKind, SensorSpec};
@@ -136,6 +136,7 @@ fn write_scenario(
     args: &SensorsBenchArgs,
     kinds: &[SensorKind],
     lidar: Option<(u32, u32, f64)>,
+    camera: Option<(u32, u32)>,
 ) -> Result<PathBuf> {
     let mut scenario = ring_scenario(args.agents);
     scenario.scenario.name = "bench_sensors".into();
@@ -190,6 +191,32 @@ fn write_scenario(
             semantic: false,
         });
     }
+    if let Some((w, h)) = camera {
+        for agent in &mut scenario.agents {
+            agent.sensors.push(SensorSpec {
+                id: "camera".into(),
+                kind: SensorKind::Camera,
+                rate: args.rate,
+                distribution: Distribution::MainOrClient,
+                load: 0.5,
+                pin: None,
+                fov: Some(90.0),
+                range: None,
+                noise: 1.0,
+                offset: None,
+                channels: None,
+                columns: None,
+                upper_fov: None,
+                lower_fov: None,
+                min_range: None,
+                width: Some(w),
+                height: Some(h),
+                pitch: None,
+                depth: false,
+                semantic: false,
+            });
+        }
+    }
     let path = dir.join(format!("bench_sensors_{}.toml", args.agents));
     let text = toml::to_string(&scenario).context("cannot write a scenario")?;
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
@@ -219,39 +246,121 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
     if args.sensor_nodes.is_empty() || args.sensor_nodes.iter().any(|&n| n == 0 || n > 8) {
         bail!("--sensor-nodes takes 1 to 8 sensor nodes per run");
     }
-    let mut kinds = args
+    let kinds = args
         .sensors
         .iter()
         .filter(|s| !s.is_empty() && s.as_str() != "none")
         .map(|s| parse_kind(s))
         .collect::<Result<Vec<_>>>()?;
     let lidar = args.lidar.as_deref().map(parse_lidar).transpose()?;
-    if lidar.is_some() {
-        kinds.push(SensorKind::Lidar);
-    }
-    if kinds.is_empty() {
-        bail!("nothing to measure: give --sensors and/or --lidar");
-    }
-    let dir = std::env::temp_dir().join(format!("convoy-bench-sensors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let plain: Vec<SensorKind> = kinds
+    let cameras = args
+        .camera
         .iter()
-        .copied()
-        .filter(|k| *k != SensorKind::Lidar)
+        .map(|s| parse_resolution(s))
+        .collect::<Result<Vec<_>>>()?;
+    // One setup per camera resolution (cameras only), and one for the other sensors.
+    let mut setups: Vec<Setup> = cameras
+        .into_iter()
+        .map(|res| Setup {
+            plain: Vec::new(),
+            lidar: None,
+            camera: Some(res),
+        })
         .collect();
-    let scenario_path = write_scenario(&dir, args, &plain, lidar)?;
-    let scenario = convoy_core::scenario::Scenario::load(&scenario_path)?;
+    if !kinds.is_empty() || lidar.is_some() {
+        setups.push(Setup {
+            plain: kinds,
+            lidar,
+            camera: None,
+        });
+    }
+    if setups.is_empty() {
+        bail!("nothing to measure: give --sensors, --lidar and/or --camera");
+    }
     let stop = stop_flag()?;
     let qos_set = crate::load_qos(qos)?;
     let mut rows = Vec::new();
-    let config = format!("{} agents @{} Hz", args.agents, args.rate);
     println!(
         "{:<9} {:<22} {:>6} {:>10} {:>11} {:>8} {:>8}",
         "sensor", "config", "nodes", "samples/s", "points/s", "p50 ms", "p99 ms"
     );
+    for setup in &setups {
+        measure(domain, qos, args, setup, &qos_set, &stop, &mut rows)?;
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    if let Some(out) = &args.out {
+        let mut csv = String::from(CSV_HEADER);
+        csv.push('\n');
+        for r in &rows {
+            csv.push_str(&format!(
+                "{},{},{},{:.1},{:.0},{:.4},{:.4}\n",
+                r.kind.as_str(),
+                r.config,
+                r.sensor_nodes,
+                r.per_s,
+                r.points_per_s,
+                r.p50,
+                r.p99
+            ));
+        }
+        std::fs::write(out, csv).with_context(|| format!("cannot write {}", out.display()))?;
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+/// What one bench configuration carries.
+struct Setup {
+    plain: Vec<SensorKind>,
+    lidar: Option<(u32, u32, f64)>,
+    camera: Option<(u32, u32)>,
+}
+
+/// `640x480`: width and height.
+fn parse_resolution(s: &str) -> Result<(u32, u32)> {
+    let usage = || anyhow::anyhow!("--camera '{s}': expected WIDTHxHEIGHT, e.g. 640x480");
+    let (w, h) = s.split_once('x').ok_or_else(usage)?;
+    let w: u32 = w.trim().parse().map_err(|_| usage())?;
+    let h: u32 = h.trim().parse().map_err(|_| usage())?;
+    if !(1..=8192).contains(&w) || !(1..=8192).contains(&h) {
+        bail!("--camera '{s}': width and height must be 1 to 8192");
+    }
+    Ok((w, h))
+}
+
+/// Runs one setup with each number of sensor nodes, printing and collecting a row per kind.
+fn measure(
+    domain: u32,
+    qos: Option<&QosSpec>,
+    args: &SensorsBenchArgs,
+    setup: &Setup,
+    qos_set: &Arc<convoy_core::qos::QosSet>,
+    stop: &Arc<std::sync::atomic::AtomicBool>,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("convoy-bench-sensors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let Setup {
+        plain,
+        lidar,
+        camera,
+    } = setup;
+    let (plain, lidar, camera) = (plain.as_slice(), *lidar, *camera);
+    let mut kinds: Vec<SensorKind> = plain.to_vec();
+    if lidar.is_some() {
+        kinds.push(SensorKind::Lidar);
+    }
+    if camera.is_some() {
+        kinds.push(SensorKind::Camera);
+    }
+    let scenario_path = write_scenario(&dir, args, plain, lidar, camera)?;
+    let scenario = convoy_core::scenario::Scenario::load(&scenario_path)?;
+    let config = format!("{} agents @{} Hz", args.agents, args.rate);
     for &count in &args.sensor_nodes {
         // This process is the consumer: its readers exist before the graph starts.
-        let node = Node::new(domain, "bench/sensors", Arc::clone(&qos_set))?;
+        let node = Node::new(domain, "bench/sensors", Arc::clone(qos_set))?;
         let mut clock: Subscriber<Tick> = node.subscriber(topics::CLOCK, TopicClass::Clock)?;
         let mut probes: Vec<Box<dyn Drain + Send>> = Vec::new();
         if lidar.is_some() {
@@ -265,8 +374,18 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
                 )?);
             }
         }
+        if camera.is_some() {
+            for agent in scenario.agent_ids() {
+                probes.push(probe::<Image>(
+                    &node,
+                    &topics::sensor(&agent, "camera"),
+                    SensorKind::Camera,
+                    |m| &m.header,
+                )?);
+            }
+        }
         for agent in scenario.agent_ids() {
-            for &kind in &plain {
+            for &kind in plain {
                 let topic = topics::sensor(&agent, kind.as_str());
                 probes.push(match kind {
                     SensorKind::Imu => probe::<Imu>(&node, &topic, kind, |m| &m.header)?,
@@ -349,10 +468,14 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
             args.frames,
             args.agents,
             count,
-            args.sensors.join(","),
+            kinds
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
             args.rate
         );
-        let outcome = run_until_done(&nodes, "coordinator", &stop, false, |_| {});
+        let outcome = run_until_done(&nodes, "coordinator", stop, false, |_| {});
         done.store(true, Ordering::Relaxed);
         let tallies = reader
             .join()
@@ -366,9 +489,12 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
             };
             let mut lat = t.latencies_ms.clone();
             lat.sort_by(f64::total_cmp);
-            let config = match (kind, lidar) {
-                (SensorKind::Lidar, Some((channels, columns, rate))) => {
+            let config = match (kind, lidar, camera) {
+                (SensorKind::Lidar, Some((channels, columns, rate)), _) => {
                     format!("{channels}x{columns} @{rate} Hz")
+                }
+                (SensorKind::Camera, _, Some((w, h))) => {
+                    format!("{w}x{h}, {} agents", args.agents)
                 }
                 _ => config.clone(),
             };
@@ -404,24 +530,6 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
         if stop.load(Ordering::Relaxed) {
             break;
         }
-    }
-    if let Some(out) = &args.out {
-        let mut csv = String::from(CSV_HEADER);
-        csv.push('\n');
-        for r in &rows {
-            csv.push_str(&format!(
-                "{},{},{},{:.1},{:.0},{:.4},{:.4}\n",
-                r.kind.as_str(),
-                r.config,
-                r.sensor_nodes,
-                r.per_s,
-                r.points_per_s,
-                r.p50,
-                r.p99
-            ));
-        }
-        std::fs::write(out, csv).with_context(|| format!("cannot write {}", out.display()))?;
-        println!("wrote {}", out.display());
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
