@@ -15,23 +15,13 @@ use std::process::Command;
 use std::time::Duration;
 
 use convoy_tests::{
-    convoy, domain, netns, profile_dir, repo_root, run_with_timeout, scratch_dir, watchdog,
-    Namespaces,
+    convoy, domain, netns, profile_dir, repo_root, run_with_timeout, scratch_dir, take_turn,
+    watchdog, Namespaces,
 };
 
 const PAYLOADS: &str = "image:640x480,image:1440x960,cloud:64x2048";
 const COUNT: u64 = 20;
 const BEST_EFFORT: &str = "qos/experiments.xml::best_effort";
-
-/// Held by each test for its whole run.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn take_turn() -> std::sync::MutexGuard<'static, ()> {
-    // A test that failed while holding the lock poisons it; the next one still runs.
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// One payload's result line of `convoy bench images --json`.
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
 use convoy_tests::{
     convoy, domain, find_node_process, processes_on_domain, read_state_log, run_with_timeout,
-    wait_for_line, wait_until, watchdog, ChildGuard,
+    take_turn, wait_for_line, wait_until, watchdog, ChildGuard,
 };
 
 /// Two cars on a straight road, the lead 20 m ahead; ego carries a GNSS at 10 Hz (every second
@@ -130,6 +130,7 @@ fn assert_frames(what: &str, got: &[u64], expected: &[u64]) {
 #[test]
 fn samples_fire_on_simulation_time_from_their_own_frames_states() {
     watchdog("sensor samples", Duration::from_secs(240));
+    let _turn = take_turn();
     let d = domain::SENSORS_SYNC;
     let (dir, path) = scratch("sync", 2.0);
     let log = dir.join("states.jsonl");
@@ -188,7 +189,10 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
                     .collect();
             }
         }
-        if drain_until.is_some_and(|t| Instant::now() > t) {
+        // Samples drained, and the sensor node's status has counted its work (its final beat
+        // comes when `convoy run` stops it, which may follow "done" by a while under load).
+        let counted = last_status.get("published").is_some_and(|&n| n > 0);
+        if drain_until.is_some_and(|t| Instant::now() > t) && counted {
             break;
         }
     }
@@ -283,6 +287,7 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
 #[test]
 fn a_restarted_sensor_node_takes_its_work_from_the_assignments_and_the_table_shows_it() {
     watchdog("sensor restart", Duration::from_secs(240));
+    let _turn = take_turn();
     let d = domain::SENSORS_RESTART;
     // A long lease: the restart must happen inside it, so the coordinator never reassigns.
     let (_dir, path) = scratch("restart", 6.0);
@@ -414,6 +419,7 @@ kind = "external"
 #[test]
 fn a_roof_lidar_publishes_scans_of_the_map_and_the_other_car() {
     watchdog("lidar", Duration::from_secs(240));
+    let _turn = take_turn();
     let d = domain::SENSORS_LIDAR;
     let dir = convoy_tests::profile_dir()
         .join("test-sensors")
@@ -539,6 +545,7 @@ kind = "external"
 #[test]
 fn a_front_camera_publishes_what_it_sees_and_echo_saves_it_as_png() {
     watchdog("camera", Duration::from_secs(240));
+    let _turn = take_turn();
     let d = domain::SENSORS_CAMERA;
     let dir = convoy_tests::profile_dir()
         .join("test-sensors")

@@ -117,6 +117,16 @@ impl Drop for Namespaces {
     }
 }
 
+/// Held by a test for its whole run so the CPU-heavy tests of one binary take turns (two cores:
+/// several at once measure the machine, not convoy). A test that failed while holding it
+/// poisons it; the next one still runs.
+pub fn take_turn() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A child process killed (and reaped) when the test ends, pass or fail.
 pub struct ChildGuard {
     pub child: Child,

@@ -66,6 +66,15 @@ impl StatusBeacon {
         self.status.load = load;
     }
 
+    /// Writes a last beat with the final counters and waits (bounded) until the readers have it:
+    /// a node that stops reports what it did, even when its run was shorter than a beat period.
+    pub fn final_beat(&mut self, wait: Duration) {
+        self.last = None;
+        if self.beat().is_ok() {
+            self.publisher.wait_for_acknowledgments(wait);
+        }
+    }
+
     /// Makes the next [`StatusBeacon::beat`] write at once (something others wait on changed).
     pub fn beat_now(&mut self) {
         self.last = None;

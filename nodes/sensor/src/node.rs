@@ -354,6 +354,9 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         s.advance()?;
         s.report()?;
     }
+    // The final counters, for whoever watches NodeStatus (a short run may end between beats).
+    s.set_counters();
+    s.beacon.final_beat(Duration::from_millis(500));
     Ok(())
 }
 
@@ -721,6 +724,13 @@ impl SensorNode {
         if !self.beacon.due() {
             return Ok(());
         }
+        self.set_counters();
+        self.beacon.beat()?;
+        Ok(())
+    }
+
+    /// Copies the dispatcher's and the node's counters into the next status beat.
+    fn set_counters(&mut self) {
         let d = self.dispatcher.counts();
         let c = &self.counters;
         for (name, value) in [
@@ -736,7 +746,5 @@ impl SensorNode {
         ] {
             self.beacon.set_counter(name, value);
         }
-        self.beacon.beat()?;
-        Ok(())
     }
 }
