@@ -249,6 +249,8 @@ struct SensorNode {
     lidar_scene: Option<RefCell<LidarScene>>,
     /// The camera renderer, made when this node is first given a camera.
     camera: Option<RefCell<CameraRig>>,
+    /// Whether a sample has been published (the first one triggers a status beat).
+    published_any: bool,
 }
 
 #[derive(Debug, Default)]
@@ -340,6 +342,7 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         stop: Arc::clone(&stop),
         lidar_scene: None,
         camera: None,
+        published_any: false,
     };
     if s.specs.values().any(|spec| spec.kind == SensorKind::Lidar) {
         s.lidar_scene = Some(RefCell::new(LidarScene::new(&s.scenario)));
@@ -414,7 +417,13 @@ impl SensorNode {
 
     /// Counts the publish jobs that reported back against the current frame's work.
     fn take_completions(&mut self) {
-        while let Ok((frame, _ok)) = self.completions.try_recv() {
+        while let Ok((frame, ok)) = self.completions.try_recv() {
+            // The first sample out is news for whoever watches NodeStatus (a short run can
+            // end before the next beat): say so at once.
+            if ok && !self.published_any {
+                self.published_any = true;
+                self.beacon.beat_now();
+            }
             if let Some(work) = self.work.as_mut() {
                 if work.tick.frame == frame {
                     work.in_flight = work.in_flight.saturating_sub(1);
