@@ -401,9 +401,111 @@ pub struct Renderer {
     globals: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     cube: wgpu::Buffer,
-    targets: BTreeMap<(u32, u32), Targets>,
+    /// Free target sets by image size: a frame takes one, and gives it back once read.
+    pool: TargetPool,
     /// The adapter's name, for logs ("llvmpipe" on lavapipe).
     pub adapter: String,
+}
+
+type TargetPool = std::sync::Arc<std::sync::Mutex<BTreeMap<(u32, u32), Vec<Targets>>>>;
+
+/// A frame rendered and being copied back: [`PendingFrame::wait`] (on any thread) gives its
+/// images. Meanwhile the renderer can draw the next frame into another target set, so
+/// rendering overlaps reading back. Its target set returns to the pool when it is done.
+pub struct PendingFrame {
+    device: wgpu::Device,
+    targets: Option<Targets>,
+    pool: TargetPool,
+    size: (u32, u32),
+    depth: bool,
+    semantic: bool,
+    mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    maps: usize,
+}
+
+impl std::fmt::Debug for PendingFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PendingFrame({}x{})", self.size.0, self.size.1)
+    }
+}
+
+impl PendingFrame {
+    /// Waits for the copies and returns the images.
+    pub fn wait(mut self) -> Result<CameraImages, CameraError> {
+        let result = self.read();
+        self.give_back();
+        result
+    }
+
+    fn read(&mut self) -> Result<CameraImages, CameraError> {
+        let (w, h) = self.size;
+        self.device
+            .poll(wgpu::PollType::Wait)
+            .map_err(|e| CameraError::Readback(format!("{e:?}")))?;
+        for _ in 0..self.maps {
+            self.mapped
+                .recv()
+                .map_err(|e| CameraError::Readback(e.to_string()))?
+                .map_err(|e| CameraError::Readback(e.to_string()))?;
+        }
+        let t = self
+            .targets
+            .as_ref()
+            .ok_or_else(|| CameraError::Readback("targets already returned".into()))?;
+        let colour = copy_rows(&t.colour_buf, w * 4, h);
+        let depth_bytes = if self.depth {
+            copy_rows(&t.depth_buf, w * 4, h)
+        } else {
+            Vec::new()
+        };
+        let class = if self.semantic {
+            copy_rows(&t.class_buf, w, h)
+        } else {
+            Vec::new()
+        };
+        let rgb = colour
+            .chunks_exact(4)
+            .flat_map(|p| [p[0], p[1], p[2]])
+            .collect();
+        let depth = depth_bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        Ok(CameraImages {
+            width: w,
+            height: h,
+            rgb,
+            depth,
+            class,
+        })
+    }
+
+    /// Unmaps the buffers and returns the target set to the pool (also when dropped unread).
+    fn give_back(&mut self) {
+        let Some(t) = self.targets.take() else {
+            return;
+        };
+        // Mapping must have finished before unmapping; a poll completes it.
+        let _ = self.device.poll(wgpu::PollType::Wait);
+        for (mapped, buffer) in [
+            (true, &t.colour_buf),
+            (self.depth, &t.depth_buf),
+            (self.semantic, &t.class_buf),
+        ] {
+            if mapped {
+                buffer.unmap();
+            }
+        }
+        if let Ok(mut pool) = self.pool.lock() {
+            pool.entry(self.size).or_default().push(t);
+        }
+    }
+}
+
+impl Drop for PendingFrame {
+    fn drop(&mut self) {
+        self.give_back();
+    }
 }
 
 impl Renderer {
@@ -529,18 +631,30 @@ impl Renderer {
             globals,
             bind_group,
             cube,
-            targets: BTreeMap::new(),
+            pool: TargetPool::default(),
             adapter: format!("{} ({:?})", info.name, info.backend),
         })
     }
 
-    /// Renders `scene` as the camera `params` on `own` sees it (its own box is not drawn).
+    /// Renders `scene` as the camera `params` on `own` sees it (its own box is not drawn) and
+    /// waits for the images.
     pub fn render(
         &mut self,
         scene: &CameraScene,
         own: &AgentState,
         params: &CameraParams,
     ) -> Result<CameraImages, CameraError> {
+        self.submit(scene, own, params)?.wait()
+    }
+
+    /// Renders into a free target set and starts copying it back; the returned frame gives the
+    /// images when waited for, while this renderer goes on with the next frame.
+    pub fn submit(
+        &mut self,
+        scene: &CameraScene,
+        own: &AgentState,
+        params: &CameraParams,
+    ) -> Result<PendingFrame, CameraError> {
         let (w, h) = (params.width.max(1), params.height.max(1));
         let body = quat_of(own);
         let [ox, oy, oz] = params.offset;
@@ -570,11 +684,13 @@ impl Renderer {
                 usage: wgpu::BufferUsages::VERTEX,
             },
         );
-        let device = &self.device;
-        let t = self
-            .targets
-            .entry((w, h))
-            .or_insert_with(|| Targets::new(device, w, h));
+        let free = self
+            .pool
+            .lock()
+            .map_err(|_| CameraError::Readback("target pool poisoned".into()))?
+            .get_mut(&(w, h))
+            .and_then(Vec::pop);
+        let t = free.unwrap_or_else(|| Targets::new(&self.device, w, h));
         let view = |tex: &wgpu::Texture| tex.create_view(&Default::default());
         let (colour_view, depth_view, class_view, z_view) = (
             view(&t.colour),
@@ -660,64 +776,44 @@ impl Renderer {
         }
         self.queue.submit([encoder.finish()]);
 
-        let colour = read_rows(&self.device, &t.colour_buf, w * 4, h)?;
-        let depth_bytes = if params.depth {
-            read_rows(&self.device, &t.depth_buf, w * 4, h)?
-        } else {
-            Vec::new()
-        };
-        let class = if params.semantic {
-            read_rows(&self.device, &t.class_buf, w, h)?
-        } else {
-            Vec::new()
-        };
-        let rgb = colour
-            .chunks_exact(4)
-            .flat_map(|p| [p[0], p[1], p[2]])
-            .collect();
-        let depth = depth_bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        Ok(CameraImages {
-            width: w,
-            height: h,
-            rgb,
-            depth,
-            class,
+        let (tx, mapped) = std::sync::mpsc::channel();
+        let mut maps = 0;
+        for (wanted, buffer) in [
+            (true, &t.colour_buf),
+            (params.depth, &t.depth_buf),
+            (params.semantic, &t.class_buf),
+        ] {
+            if wanted {
+                let tx = tx.clone();
+                buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                    let _ = tx.send(r);
+                });
+                maps += 1;
+            }
+        }
+        Ok(PendingFrame {
+            device: self.device.clone(),
+            targets: Some(t),
+            pool: self.pool.clone(),
+            size: (w, h),
+            depth: params.depth,
+            semantic: params.semantic,
+            mapped,
+            maps,
         })
     }
 }
 
-/// Maps a read-back buffer and copies its rows out without the row padding.
-fn read_rows(
-    device: &wgpu::Device,
-    buffer: &wgpu::Buffer,
-    row_bytes: u32,
-    rows: u32,
-) -> Result<Vec<u8>, CameraError> {
-    let slice = buffer.slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    device
-        .poll(wgpu::PollType::Wait)
-        .map_err(|e| CameraError::Readback(format!("{e:?}")))?;
-    rx.recv()
-        .map_err(|e| CameraError::Readback(e.to_string()))?
-        .map_err(|e| CameraError::Readback(e.to_string()))?;
+/// Copies a mapped read-back buffer's rows out without the row padding.
+fn copy_rows(buffer: &wgpu::Buffer, row_bytes: u32, rows: u32) -> Vec<u8> {
     let padded = padded_row(row_bytes) as usize;
     let mut out = Vec::with_capacity(row_bytes as usize * rows as usize);
-    {
-        let data = slice.get_mapped_range();
-        for row in 0..rows as usize {
-            let start = row * padded;
-            out.extend_from_slice(&data[start..start + row_bytes as usize]);
-        }
+    let data = buffer.slice(..).get_mapped_range();
+    for row in 0..rows as usize {
+        let start = row * padded;
+        out.extend_from_slice(&data[start..start + row_bytes as usize]);
     }
-    buffer.unmap();
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

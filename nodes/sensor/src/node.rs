@@ -153,22 +153,26 @@ impl Output {
                     depth,
                     semantic,
                 },
-                Sample::Camera(frame),
+                Sample::Camera(pending),
             ) => {
-                let frame = *frame;
-                // One job writes every output of the frame, colour first.
-                let mut writes = vec![write(rgb, frame.rgb)];
-                if let (Some(p), Some(m)) = (depth, frame.depth) {
-                    writes.push(write(p, m));
-                }
-                if let (Some(p), Some(m)) = (semantic, frame.semantic) {
-                    writes.push(write(p, m));
-                }
-                // Every output is written even when one fails.
+                let (rgb, depth, semantic) = (Arc::clone(rgb), depth.clone(), semantic.clone());
+                // The job (on a publishing thread) waits for the read-back, so the node goes
+                // on rendering the next camera or frame meanwhile; it writes every output of
+                // the frame, colour first, even when one fails.
                 Box::new(move || {
-                    let mut ok = true;
-                    for w in writes {
-                        ok &= w();
+                    let frame = match pending.finish() {
+                        Ok(frame) => frame,
+                        Err(e) => {
+                            tracing::warn!("camera frame lost: {e}");
+                            return false;
+                        }
+                    };
+                    let mut ok = write(&rgb, frame.rgb)();
+                    if let (Some(p), Some(m)) = (&depth, frame.depth) {
+                        ok &= write(p, m)();
+                    }
+                    if let (Some(p), Some(m)) = (&semantic, frame.semantic) {
+                        ok &= write(p, m)();
                     }
                     ok
                 })

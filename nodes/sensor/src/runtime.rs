@@ -9,7 +9,7 @@ use convoy_core::messages::{
 };
 use convoy_core::scenario::{Scenario, SensorKind, SensorSpec};
 
-use crate::camera::{CameraImages, CameraParams, CameraScene, Renderer};
+use crate::camera::{CameraError, CameraImages, CameraParams, CameraScene, PendingFrame, Renderer};
 use crate::lidar::{LidarParams, LidarScene};
 
 use crate::models::{self, GnssSigma, ImuSigma, RadarSigma};
@@ -32,15 +32,47 @@ pub const RADAR_SIGMA: RadarSigma = RadarSigma {
 };
 
 /// One sample of any kind this module makes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum Sample {
     Imu(Imu),
     Gnss(GnssFix),
     Odometry(Odometry),
     Radar(RadarScan),
     Lidar(PointCloud),
-    /// Colour, and depth / semantic classes when the sensor asks for them.
-    Camera(Box<CameraFrame>),
+    /// Colour, and depth / semantic classes when the sensor asks for them: rendered, and
+    /// being read back until [`CameraSample::finish`] (the publishing job calls it).
+    Camera(Box<CameraSample>),
+}
+
+/// Samples compare by content; a camera frame still being read back equals nothing.
+impl PartialEq for Sample {
+    fn eq(&self, other: &Sample) -> bool {
+        match (self, other) {
+            (Sample::Imu(a), Sample::Imu(b)) => a == b,
+            (Sample::Gnss(a), Sample::Gnss(b)) => a == b,
+            (Sample::Odometry(a), Sample::Odometry(b)) => a == b,
+            (Sample::Radar(a), Sample::Radar(b)) => a == b,
+            (Sample::Lidar(a), Sample::Lidar(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// A camera frame on its way back from the renderer.
+#[derive(Debug)]
+pub struct CameraSample {
+    pending: PendingFrame,
+    header: SensorHeader,
+    depth: bool,
+    semantic: bool,
+}
+
+impl CameraSample {
+    /// Waits for the read-back and makes the frame's messages.
+    pub fn finish(self) -> Result<CameraFrame, CameraError> {
+        let images = self.pending.wait()?;
+        Ok(camera_frame(images, self.depth, self.semantic, self.header))
+    }
 }
 
 /// One camera frame as messages: rgb8 always, 32FC1 depth and mono8 classes on request.
@@ -65,7 +97,7 @@ impl Sample {
             Sample::Odometry(m) => &m.header,
             Sample::Radar(m) => &m.header,
             Sample::Lidar(m) => &m.header,
-            Sample::Camera(m) => &m.rgb.header,
+            Sample::Camera(m) => &m.header,
         }
     }
 }
@@ -202,8 +234,13 @@ pub fn make_sample(
             rig.scene
                 .place(std::iter::once(input.own).chain(input.others.iter()));
             let CameraRig { renderer, scene } = &mut *rig;
-            match renderer.render(scene, input.own, &params) {
-                Ok(images) => Sample::Camera(Box::new(camera_frame(images, spec, header))),
+            match renderer.submit(scene, input.own, &params) {
+                Ok(pending) => Sample::Camera(Box::new(CameraSample {
+                    pending,
+                    header,
+                    depth: spec.depth,
+                    semantic: spec.semantic,
+                })),
                 Err(e) => {
                     tracing::warn!("{agent}/{}: frame {}: {e}", spec.id, input.tick.frame);
                     return None;
@@ -214,7 +251,12 @@ pub fn make_sample(
 }
 
 /// A rendered view as convoy Image messages.
-fn camera_frame(images: CameraImages, spec: &SensorSpec, header: SensorHeader) -> CameraFrame {
+fn camera_frame(
+    images: CameraImages,
+    want_depth: bool,
+    want_semantic: bool,
+    header: SensorHeader,
+) -> CameraFrame {
     let CameraImages {
         width,
         height,
@@ -231,11 +273,11 @@ fn camera_frame(images: CameraImages, spec: &SensorSpec, header: SensorHeader) -
         data,
     };
     CameraFrame {
-        depth: spec.depth.then(|| {
+        depth: want_depth.then(|| {
             let bytes = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
             image("32FC1", width * 4, bytes)
         }),
-        semantic: spec.semantic.then(|| image("mono8", width, class)),
+        semantic: want_semantic.then(|| image("mono8", width, class)),
         rgb: image("rgb8", width * 3, rgb),
     }
 }
