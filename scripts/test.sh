@@ -14,3 +14,5 @@ echo "==> cargo test"
 # Binaries first: the end-to-end suites start them as separate processes.
 cargo build --workspace --bins --tests --quiet
 cargo test --workspace --no-fail-fast
+echo "==> the vendored rustdds's own unit tests (convoy's changes: vendor/rustdds/CHANGES.md)"
+cargo test --manifest-path vendor/rustdds/Cargo.toml --target-dir target --lib --quiet

@@ -3162,7 +3162,7 @@ mod tests {
               let to_reader = match event {
                 TimedEvent::SendRepairData { to_reader }
                 | TimedEvent::SendRepairFrags { to_reader } => Some(to_reader),
-                TimedEvent::Heartbeat | TimedEvent::CacheCleaning => None,
+                TimedEvent::Heartbeat | TimedEvent::CacheCleaning | TimedEvent::ResumePush => None,
               };
               if to_reader == Some(self.reader_guid) {
                 found.push(event);
@@ -3255,23 +3255,20 @@ mod tests {
       assert_eq!(f.unsent(), 0);
     }
 
-    // A sample larger than a whole round still goes out, one per round. These
-    // samples are fragmented, and that send is the only one: it does not arm
-    // SendRepairFrags.
+    // convoy change 13: a fragmented sample requested whole is not sent at once
+    // through the control queue; it is queued, all its fragments, for the paced
+    // fragment repair, which is armed for this reader.
     #[test]
-    fn repair_round_sends_at_least_one_sample() {
+    fn repair_round_queues_a_fragmented_sample_for_the_fragment_repair() {
       let mut f = Fixture::user(3, 20_000, None);
       f.writer.nack_response_delay = StdDuration::ZERO;
       f.ack_nack(1..=3, 1);
-      for _ in 0..3 {
-        assert_eq!(f.repair_round(), 1);
-        assert!(!f.reader_proxy().repair_frags_requested());
-      }
-      assert!(!f.reader_proxy().repair_mode);
+      f.repair_round();
+      assert!(f.reader_proxy().repair_frags_requested());
       assert!(f
         .reader_events(StdDuration::from_millis(50))
         .iter()
-        .all(|event| !matches!(event, TimedEvent::SendRepairFrags { .. })));
+        .any(|event| matches!(event, TimedEvent::SendRepairFrags { .. })));
     }
 
     // A repeated ACKNACK count is a copy and changes nothing; a new count does.
