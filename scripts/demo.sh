@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export RUST_LOG="${RUST_LOG:-warn,rustdds=error}"
+export RUST_LOG="${RUST_LOG:-warn,rustdds=error,wgpu_hal=error}"
 domain="${CONVOY_DOMAIN:-42}"
 mkdir -p target/demo
 echo "==> convoy launch launch/demo.toml: 30 s of simulated time, state log in target/demo/"

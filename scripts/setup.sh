@@ -31,6 +31,6 @@ if ! command -v cargo >/dev/null; then
 fi
 
 # rustdds logs at error level unless the user asks for more.
-export RUST_LOG="${RUST_LOG:-warn,rustdds=error}"
+export RUST_LOG="${RUST_LOG:-warn,rustdds=error,wgpu_hal=error}"
 echo "==> building the workspace (first build takes a few minutes on 2 cores)"
 cargo build --workspace --bins --quiet

@@ -154,7 +154,9 @@ pub fn hostname() -> String {
 /// `default_level` for convoy and `error` for rustdds, which is chatty at info.
 pub fn init_logging(default_level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("{default_level},rustdds=error"))
+        // rustdds and wgpu's driver layer log at warn about conditions convoy handles (lost
+        // peers, optional Vulkan extensions a CPU renderer lacks).
+        tracing_subscriber::EnvFilter::new(format!("{default_level},rustdds=error,wgpu_hal=error"))
     });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

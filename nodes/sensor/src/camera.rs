@@ -510,8 +510,11 @@ impl Drop for PendingFrame {
 
 impl Renderer {
     pub fn new() -> Result<Renderer, CameraError> {
+        // Vulkan only (lavapipe on machines without a GPU), and no validation layers (debug
+        // builds ask for them by default and warn when they are not installed).
         let instance = wgpu::Instance::new(&wgpu::InstanceDescriptor {
-            backends: wgpu::Backends::VULKAN | wgpu::Backends::GL | wgpu::Backends::METAL,
+            backends: wgpu::Backends::VULKAN | wgpu::Backends::METAL,
+            flags: wgpu::InstanceFlags::empty(),
             ..Default::default()
         });
         let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
