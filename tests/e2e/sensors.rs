@@ -67,11 +67,16 @@ controller = {{ kind = "waypoints", speed = 6.0, path = [[20.0, 0.0], [900.0, 0.
 }
 
 fn scratch(name: &str, lease: f64) -> (PathBuf, PathBuf) {
+    scratch_scenario(name, &scenario(lease))
+}
+
+/// A fresh directory of the test's own holding `text` as its scenario file.
+fn scratch_scenario(name: &str, text: &str) -> (PathBuf, PathBuf) {
     let dir = convoy_tests::profile_dir().join("test-sensors").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    let path = dir.join("sensors.toml");
-    std::fs::write(&path, scenario(lease)).expect("scenario");
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).expect("scenario");
     (dir, path)
 }
 
@@ -421,13 +426,7 @@ fn a_roof_lidar_publishes_scans_of_the_map_and_the_other_car() {
     watchdog("lidar", Duration::from_secs(240));
     let _turn = take_turn();
     let d = domain::SENSORS_LIDAR;
-    let dir = convoy_tests::profile_dir()
-        .join("test-sensors")
-        .join("lidar");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let path = dir.join("lidar.toml");
-    std::fs::write(&path, LIDAR_SCENARIO).expect("scenario");
+    let (_dir, path) = scratch_scenario("lidar", LIDAR_SCENARIO);
     let frames = 40u64;
     let n = node(d);
     let mut roof: Subscriber<PointCloud> = sub(&n, "roof");
@@ -547,13 +546,7 @@ fn a_front_camera_publishes_what_it_sees_and_echo_saves_it_as_png() {
     watchdog("camera", Duration::from_secs(240));
     let _turn = take_turn();
     let d = domain::SENSORS_CAMERA;
-    let dir = convoy_tests::profile_dir()
-        .join("test-sensors")
-        .join("camera");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let path = dir.join("camera.toml");
-    std::fs::write(&path, CAMERA_SCENARIO).expect("scenario");
+    let (dir, path) = scratch_scenario("camera", CAMERA_SCENARIO);
     let n = node(d);
     let mut rgb: Subscriber<Image> = sub(&n, "front");
     let mut depth: Subscriber<Image> = sub(&n, "front_depth");

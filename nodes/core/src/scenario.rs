@@ -350,6 +350,32 @@ fn half() -> f64 {
 }
 
 impl SensorSpec {
+    /// A sensor with the scenario file's defaults for everything but its id, kind and rate.
+    pub fn new(id: &str, kind: SensorKind, rate: f64) -> SensorSpec {
+        SensorSpec {
+            id: id.to_string(),
+            kind,
+            rate,
+            distribution: Distribution::default(),
+            load: half(),
+            pin: None,
+            fov: None,
+            range: None,
+            noise: one(),
+            offset: None,
+            channels: None,
+            columns: None,
+            upper_fov: None,
+            lower_fov: None,
+            min_range: None,
+            width: None,
+            height: None,
+            pitch: None,
+            depth: false,
+            semantic: false,
+        }
+    }
+
     /// Horizontal field of view in radians.
     pub fn fov_rad(&self) -> f64 {
         self.fov.unwrap_or(90.0).to_radians()

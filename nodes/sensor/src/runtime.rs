@@ -206,12 +206,7 @@ pub fn make_sample(
         )),
         SensorKind::Lidar => {
             let scene = input.scene?;
-            let half_height = scenario
-                .agents
-                .iter()
-                .find(|a| a.id == agent)
-                .map_or(0.75, |a| a.vehicle.half_extents[2]);
-            let params = LidarParams::from_spec(spec, half_height);
+            let params = LidarParams::from_spec(spec, half_extents_of(scenario, agent)[2]);
             let stream = format!("{agent}/{}#{}", spec.id, input.tick.frame);
             Sample::Lidar(scene.borrow_mut().scan(
                 input.own,
@@ -224,12 +219,7 @@ pub fn make_sample(
         }
         SensorKind::Camera => {
             let rig = input.camera?;
-            let half_extents = scenario
-                .agents
-                .iter()
-                .find(|a| a.id == agent)
-                .map_or([2.25, 1.0, 0.75], |a| a.vehicle.half_extents);
-            let params = CameraParams::from_spec(spec, half_extents);
+            let params = CameraParams::from_spec(spec, half_extents_of(scenario, agent));
             let mut rig = rig.borrow_mut();
             rig.scene
                 .place(std::iter::once(input.own).chain(input.others.iter()));
@@ -248,6 +238,14 @@ pub fn make_sample(
             }
         }
     })
+}
+
+/// The half extents of `agent`'s box (the default vehicle's for an agent not in the scenario).
+fn half_extents_of(scenario: &Scenario, agent: &str) -> [f64; 3] {
+    scenario.agent(agent).map_or_else(
+        || convoy_core::scenario::VehicleParams::default().half_extents,
+        |a| a.vehicle.half_extents,
+    )
 }
 
 /// A rendered view as convoy Image messages.

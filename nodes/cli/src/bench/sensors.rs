@@ -144,76 +144,29 @@ fn write_scenario(
         agent.sensors = kinds
             .iter()
             .map(|&kind| SensorSpec {
-                id: kind.as_str().into(),
-                kind,
-                rate: args.rate,
                 distribution: Distribution::MainOrClient,
                 load: 0.1,
-                pin: None,
-                fov: None,
-                range: None,
-                noise: 1.0,
-                offset: None,
-                channels: None,
-                columns: None,
-                upper_fov: None,
-                lower_fov: None,
-                min_range: None,
-                width: None,
-                height: None,
-                pitch: None,
-                depth: false,
-                semantic: false,
+                ..SensorSpec::new(kind.as_str(), kind, args.rate)
             })
             .collect();
     }
     if let (Some((channels, columns, rate)), Some(first)) = (lidar, scenario.agents.first_mut()) {
         first.sensors.push(SensorSpec {
-            id: "lidar".into(),
-            kind: SensorKind::Lidar,
-            rate,
             distribution: Distribution::MainOrClient,
-            load: 0.5,
-            pin: None,
-            fov: None,
             range: Some(100.0),
-            noise: 1.0,
-            offset: None,
             channels: Some(channels),
             columns: Some(columns),
-            upper_fov: None,
-            lower_fov: None,
-            min_range: None,
-            width: None,
-            height: None,
-            pitch: None,
-            depth: false,
-            semantic: false,
+            ..SensorSpec::new("lidar", SensorKind::Lidar, rate)
         });
     }
     if let Some((w, h)) = camera {
         for agent in &mut scenario.agents {
             agent.sensors.push(SensorSpec {
-                id: "camera".into(),
-                kind: SensorKind::Camera,
-                rate: args.rate,
                 distribution: Distribution::MainOrClient,
-                load: 0.5,
-                pin: None,
                 fov: Some(90.0),
-                range: None,
-                noise: 1.0,
-                offset: None,
-                channels: None,
-                columns: None,
-                upper_fov: None,
-                lower_fov: None,
-                min_range: None,
                 width: Some(w),
                 height: Some(h),
-                pitch: None,
-                depth: false,
-                semantic: false,
+                ..SensorSpec::new("camera", SensorKind::Camera, args.rate)
             });
         }
     }

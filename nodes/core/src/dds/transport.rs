@@ -22,16 +22,6 @@ pub const FRAGMENT_SIZE_ENV: &str = "CONVOY_FRAGMENT_SIZE";
 /// Bytes a reliable writer may have pushed and not yet acknowledged: `BYTES` or `off`.
 pub const WINDOW_ENV: &str = "CONVOY_WINDOW";
 
-/// Every variable [`TransportSettings::from_env`] reads, for `--help` texts and launch files.
-pub const TRANSPORT_ENV: [&str; 6] = [
-    PEERS_ENV,
-    PACING_ENV,
-    WRITER_PACING_ENV,
-    MAX_DATAGRAM_ENV,
-    FRAGMENT_SIZE_ENV,
-    WINDOW_ENV,
-];
-
 /// The default node pacing: 128 KiB per 250 µs (~500 MiB/s). A receiver with the OS's default
 /// 212 KB socket buffer (stock Fast DDS / ROS 2) keeps up with it; a 640x480 rgb8 image leaves
 /// in ~1.6 ms instead of one burst that such a receiver mostly drops.

@@ -177,22 +177,9 @@ impl Pacer {
   /// Zero when a datagram of `bytes` may go now, and then it is charged to
   /// every bucket; otherwise how long to wait before asking again.
   pub(crate) fn admit(&mut self, bytes: usize, now: Instant) -> Duration {
-    let writer_wait = self
-      .writer
-      .as_mut()
-      .map_or(Duration::ZERO, |b| b.wait_for(bytes, now));
-    let participant_wait = self
-      .participant
-      .as_ref()
-      .map_or(Duration::ZERO, |b| b.borrow_mut().wait_for(bytes, now));
-    let wait = writer_wait.max(participant_wait);
+    let wait = self.ready_in(bytes, now);
     if wait.is_zero() {
-      if let Some(b) = self.writer.as_mut() {
-        b.take(bytes);
-      }
-      if let Some(b) = self.participant.as_ref() {
-        b.borrow_mut().take(bytes);
-      }
+      self.charge(bytes);
     }
     wait
   }
