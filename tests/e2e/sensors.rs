@@ -164,7 +164,8 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
     let mut last_status: BTreeMap<String, u64> = BTreeMap::new();
     let until = Instant::now() + Duration::from_secs(120);
     let mut done = false;
-    // Read until the run reports done, then drain what is still in flight.
+    // Read until the run reports done, then until every sensor's sample of the last frame has
+    // arrived (the sensor node may trail the run under load), or a bounded while after.
     let mut drain_until: Option<Instant> = None;
     loop {
         assert!(Instant::now() < until, "the run did not finish in time");
@@ -174,7 +175,7 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
                 assert!(!l.contains("error"), "{l}");
             }
             if done {
-                drain_until = Some(Instant::now() + Duration::from_secs(2));
+                drain_until = Some(Instant::now() + Duration::from_secs(20));
             }
         }
         got_gnss.extend(
@@ -197,7 +198,11 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
         // Samples drained, and the sensor node's status has counted its work (its final beat
         // comes when `convoy run` stops it, which may follow "done" by a while under load).
         let counted = last_status.get("published").is_some_and(|&n| n > 0);
-        if drain_until.is_some_and(|t| Instant::now() > t) && counted {
+        let all_last = got_gnss.last().is_some_and(|m| m.header.frame == frames)
+            && got_odom.last().is_some_and(|m| m.header.frame == frames)
+            && got_radar.last().is_some_and(|m| m.header.frame == frames);
+        let drained = drain_until.is_some_and(|t| all_last || Instant::now() > t);
+        if drained && counted {
             break;
         }
     }
@@ -446,8 +451,10 @@ fn a_roof_lidar_publishes_scans_of_the_map_and_the_other_car() {
         assert!(Instant::now() < until, "the run did not finish in time");
         while let Ok(l) = lines.try_recv() {
             assert!(!l.contains("error"), "{l}");
+            // The sensor node may trail the run under load: wait for the last frame's scan,
+            // for a bounded while.
             if l.contains("] done: ") && drain_until.is_none() {
-                drain_until = Some(Instant::now() + Duration::from_secs(2));
+                drain_until = Some(Instant::now() + Duration::from_secs(20));
             }
         }
         clouds.extend(
@@ -455,7 +462,8 @@ fn a_roof_lidar_publishes_scans_of_the_map_and_the_other_car() {
                 .into_iter()
                 .map(|s| s.value),
         );
-        if drain_until.is_some_and(|t| Instant::now() > t) {
+        let has_last = clouds.last().is_some_and(|c| c.header.frame == frames);
+        if drain_until.is_some_and(|t| has_last || Instant::now() > t) {
             break;
         }
     }
