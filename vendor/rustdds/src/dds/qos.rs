@@ -210,6 +210,8 @@ impl QosPolicyBuilder {
       // (drop glue) which is incompatible with `const fn`, and the built-in QoS
       // policies never need it. Set it via `QosPolicies::with_data_representation`.
       data_representation: None,
+      // USER_DATA holds a `Vec` too: set it via `QosPolicies::with_user_data`.
+      user_data: None,
       #[cfg(feature = "security")]
       property: None,
     }
@@ -235,6 +237,8 @@ pub struct QosPolicies {
   pub(crate) resource_limits: Option<policy::ResourceLimits>,
   pub(crate) lifespan: Option<policy::Lifespan>,
   pub(crate) data_representation: Option<policy::DataRepresentation>,
+  /// Sent in the endpoint's discovery data (PID_USER_DATA), not in QoS matching.
+  pub(crate) user_data: Option<policy::UserData>,
   #[cfg(feature = "security")]
   pub(crate) property: Option<policy::Property>,
 }
@@ -324,6 +328,19 @@ impl QosPolicies {
   /// a DataReader the list is the set of representations it accepts. This is
   /// not part of [`QosPolicyBuilder`] because it holds a `Vec` (incompatible
   /// with the `const` builder used for built-in QoS).
+  /// The USER_DATA policy (DDS 2.2.3.1): bytes a DataWriter or DataReader announces with its
+  /// discovery data for applications to read (ROS 2 puts `typehash=RIHS01_...;` there). It
+  /// plays no part in matching.
+  #[must_use]
+  pub fn with_user_data(mut self, value: Vec<u8>) -> Self {
+    self.user_data = Some(policy::UserData { value });
+    self
+  }
+
+  pub fn user_data(&self) -> Option<&policy::UserData> {
+    self.user_data.as_ref()
+  }
+
   #[must_use]
   pub fn with_data_representation(
     mut self,
@@ -362,6 +379,7 @@ impl QosPolicies {
         .data_representation
         .clone()
         .or(self.data_representation.clone()),
+      user_data: other.user_data.clone().or(self.user_data.clone()),
       #[cfg(feature = "security")]
       property: other.property.clone().or(self.property.clone()),
     }
@@ -566,6 +584,8 @@ impl QosPolicies {
       resource_limits,
       lifespan,
       data_representation,
+      // Endpoint discovery data carries it (DiscoveredReaderData/DiscoveredWriterData).
+      user_data: _,
       #[cfg(feature = "security")]
         property: _, // TODO: properties to parameter list?
     } = self;
@@ -738,6 +758,8 @@ impl QosPolicies {
       resource_limits,
       lifespan,
       data_representation,
+      // Read into the discovered endpoint's `user_data`, beside its QoS.
+      user_data: None,
       #[cfg(feature = "security")]
       property,
     })
@@ -792,6 +814,12 @@ pub mod policy {
   use crate::structure::duration::Duration;
   #[cfg(feature = "security")]
   use crate::serialization::speedy_pl_cdr_helpers::*;
+
+  /// DDS 2.2.3.1 USER_DATA: opaque bytes announced with an endpoint's discovery data.
+  #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+  pub struct UserData {
+    pub value: Vec<u8>,
+  }
 
   /*
   pub struct UserData {

@@ -670,7 +670,12 @@ impl DiscoveryDB {
       reader_proxy: ReaderProxy::from(reader_proxy),
       subscription_topic_data: subscription_data,
       content_filter,
-      user_data: Vec::new(),
+      // convoy change 18: the reader's USER_DATA policy goes out with its discovery data.
+      user_data: reader
+        .qos_policy
+        .user_data()
+        .map(|u| u.value.clone())
+        .unwrap_or_default(),
     }
   }
 

@@ -287,6 +287,7 @@ impl SubscriptionBuiltinTopicData {
       resource_limits: None, // nor Resource Limits, see Figure 8.30 in RTPS spec 2.5
       lifespan: self.lifespan,
       data_representation: self.data_representation.clone(),
+      user_data: None, // in the endpoint's discovery data (convoy change 18)
 
       #[cfg(feature = "security")]
       property: None, // TODO: no property QoS?
@@ -418,11 +419,7 @@ impl PlCdrDeserialize for DiscoveredReaderData {
 
     let qos = QosPolicies::from_parameter_list(ctx, &pl_map)?;
 
-    let user_data = pl_map
-      .get(&ParameterId::PID_USER_DATA)
-      .and_then(|v| v.first())
-      .map(|p| p.value.clone())
-      .unwrap_or_default();
+    let user_data = user_data_from_pl_map(&pl_map, ctx);
 
     Ok(DiscoveredReaderData {
       reader_proxy: ReaderProxy::new(
@@ -498,7 +495,7 @@ impl ParameterListable for DiscoveredReaderData {
           security_info,
         },
       content_filter,
-      user_data: _,
+      user_data,
     } = self;
 
     let mut pl = ParameterList::new();
@@ -524,6 +521,10 @@ impl ParameterListable for DiscoveredReaderData {
 
     // ReaderProxy
     emit!(PID_EXPECTS_INLINE_QOS, expects_inline_qos, bool);
+    // convoy change 18: USER_DATA, a CDR sequence<octet>.
+    if !user_data.is_empty() {
+      emit!(PID_USER_DATA, user_data, Vec<u8>);
+    }
 
     // Note that this GUID can be in two places
     emit!(PID_ENDPOINT_GUID, remote_reader_guid, GUID);
@@ -736,6 +737,7 @@ impl PublicationBuiltinTopicData {
       resource_limits: None, // nor Resource Limits, see Figure 8.30 in RTPS spec 2.5
       lifespan: self.lifespan,
       data_representation: self.data_representation.clone(),
+      user_data: None, // in the endpoint's discovery data (convoy change 18)
       #[cfg(feature = "security")]
       property: None, // TODO: no property Qos?
     }
@@ -809,8 +811,13 @@ impl DiscoveredWriterData {
     Self {
       last_updated: Instant::now(),
       writer_proxy,
+      // convoy change 18: the writer's USER_DATA policy goes out with its discovery data.
+      user_data: writer
+        .qos()
+        .user_data()
+        .map(|u| u.value.clone())
+        .unwrap_or_default(),
       publication_topic_data,
-      user_data: Vec::new(),
     }
   }
 }
@@ -877,11 +884,7 @@ impl PlCdrDeserialize for DiscoveredWriterData {
 
     let qos = QosPolicies::from_parameter_list(ctx, &pl_map)?;
 
-    let user_data = pl_map
-      .get(&ParameterId::PID_USER_DATA)
-      .and_then(|v| v.first())
-      .map(|p| p.value.clone())
-      .unwrap_or_default();
+    let user_data = user_data_from_pl_map(&pl_map, ctx);
 
     Ok(DiscoveredWriterData {
       last_updated: Instant::now(),
@@ -956,7 +959,7 @@ impl ParameterListable for DiscoveredWriterData {
           #[cfg(feature = "security")]
           security_info,
         },
-      user_data: _,
+      user_data,
     } = self;
 
     let mut pl = ParameterList::new();
@@ -982,6 +985,10 @@ impl ParameterListable for DiscoveredWriterData {
 
     // ReaderProxy
     emit_option!(PID_TYPE_MAX_SIZE_SERIALIZED, data_max_size_serialized, u32);
+    // convoy change 18: USER_DATA, a CDR sequence<octet>.
+    if !user_data.is_empty() {
+      emit!(PID_USER_DATA, user_data, Vec<u8>);
+    }
 
     // Note that this GUID can be in two places
     emit!(PID_ENDPOINT_GUID, remote_writer_guid, GUID);
@@ -1097,6 +1104,7 @@ impl HasQoSPolicy for TopicBuiltinTopicData {
       resource_limits: self.resource_limits,
       lifespan: self.lifespan,
       data_representation: None, // Topic-level DATA_REPRESENTATION not tracked
+      user_data: None, // in the endpoint's discovery data (convoy change 18)
       #[cfg(feature = "security")]
       property: None, // TODO: no property Qos?
     }
@@ -1309,6 +1317,18 @@ pub struct ParticipantMessageDataKey(GuidPrefix, ParticipantMessageDataKind);
 
 impl Key for ParticipantMessageDataKey {}
 
+/// convoy change 18: an endpoint's USER_DATA (a CDR sequence<octet>) from its discovery data;
+/// empty when absent or malformed (an application hint must not stop discovery).
+fn user_data_from_pl_map(
+  pl_map: &std::collections::BTreeMap<ParameterId, Vec<&Parameter>>,
+  ctx: speedy::Endianness,
+) -> Vec<u8> {
+  get_option_from_pl_map::<_, Vec<u8>>(pl_map, ctx, ParameterId::PID_USER_DATA, "user data")
+    .ok()
+    .flatten()
+    .unwrap_or_default()
+}
+
 // =======================================================================
 // =======================================================================
 // =======================================================================
@@ -1464,6 +1484,32 @@ mod tests {
     let sdata2 =
       PlCdrSerializerAdapter::<DiscoveredWriterData, LittleEndian>::to_bytes(&dwd2).unwrap();
     assert_eq!(sdata, sdata2);
+  }
+
+  // convoy change 18: USER_DATA travels as a sequence<octet> and comes back as the same bytes
+  // (ROS 2 reads `typehash=...;` from it).
+  #[test]
+  fn td_discovered_writer_data_user_data_round_trip() {
+    let mut writer_proxy = writer_proxy_data().unwrap();
+    let pub_topic_data = publication_builtin_topic_data().unwrap();
+    writer_proxy.remote_writer_guid = pub_topic_data.key;
+    let user_data = b"typehash=RIHS01_0123456789abcdef;".to_vec();
+    let dwd = DiscoveredWriterData {
+      last_updated: Instant::now(),
+      writer_proxy,
+      publication_topic_data: pub_topic_data,
+      user_data: user_data.clone(),
+    };
+    let sdata = dwd
+      .to_pl_cdr_bytes(RepresentationIdentifier::PL_CDR_LE)
+      .unwrap();
+    // On the wire: PID 0x002c, then the length as a CDR u32, then the bytes.
+    let mut wanted = (user_data.len() as u32).to_le_bytes().to_vec();
+    wanted.extend_from_slice(&user_data);
+    assert!(sdata.windows(wanted.len()).any(|w| w == wanted.as_slice()));
+    let dwd2: DiscoveredWriterData =
+      PlCdrDeserializerAdapter::from_bytes(&sdata, RepresentationIdentifier::PL_CDR_LE).unwrap();
+    assert_eq!(dwd2.user_data, user_data);
   }
 
   // Do not test ser/deser. This is never seen on the wire out of
