@@ -69,7 +69,7 @@ fn bad_input_gets_clear_errors() {
         ),
         (
             &["launch", "tests/fixtures/launch_bridge.toml", "--check"],
-            "launch_bridge.toml:13: node kind 'bridge' is not available yet",
+            "launch_bridge.toml:15: bridge 'ros2': no settings file",
         ),
         (
             &["launch", "tests/fixtures/launch_two_mains.toml", "--check"],
@@ -77,7 +77,7 @@ fn bad_input_gets_clear_errors() {
         ),
         (
             &["launch", "tests/fixtures/launch_agent_role.toml", "--check"],
-            "launch_agent_role.toml:9: name, role and capacity belong to sensor nodes",
+            "launch_agent_role.toml:9: role and capacity belong to sensor nodes",
         ),
         (
             &["launch", "tests/fixtures/launch_typo.toml", "--check"],

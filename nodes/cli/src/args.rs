@@ -83,6 +83,12 @@ pub struct RunArgs {
     /// Write one JSON line per agent per frame, as received over DDS
     #[arg(long)]
     pub state_log: Option<PathBuf>,
+    /// Also start a ROS 2 bridge (convoy-bridge, DDS node bridge/ros2)
+    #[arg(long)]
+    pub bridge: bool,
+    /// The bridge's settings file (implies --bridge)
+    #[arg(long, value_name = "FILE")]
+    pub bridge_config: Option<PathBuf>,
     /// Extra arguments for the coordinator (benchmarks)
     #[arg(skip)]
     pub coordinator_args: Vec<String>,

@@ -25,6 +25,8 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         mode: run.mode.map(|m| format!("{m:?}").to_lowercase()),
         exchange: run.exchange.map(|e| format!("{e:?}").to_lowercase()),
         state_log: args.state_log.clone(),
+        bridge: false,
+        bridge_config: None,
         coordinator_args: Vec::new(),
     };
     let host_of = |node_id: &str| -> HostAddress {
@@ -40,6 +42,7 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         qos.as_ref(),
         &run_args,
         &launch.sensor_nodes,
+        &launch.bridge_nodes,
         &host_of,
     )?;
     Ok((run.domain, nodes))
@@ -57,6 +60,11 @@ fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
     if let Some(name) = node_id.strip_prefix("sensor/") {
         if let Some(s) = launch.sensor_nodes.iter().find(|s| s.name == name) {
             return s.host.clone();
+        }
+    }
+    if let Some(name) = node_id.strip_prefix("bridge/") {
+        if let Some(b) = launch.bridge_nodes.iter().find(|b| b.name == name) {
+            return b.host.clone();
         }
     }
     launch.coordinator_host().to_string()

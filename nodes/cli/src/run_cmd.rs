@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use convoy_core::launch::{HostAddress, SensorNodeLaunch, SensorRole};
+use convoy_core::launch::{BridgeNodeLaunch, HostAddress, SensorNodeLaunch, SensorRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
 
@@ -78,13 +78,14 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The node processes of a scenario run: the coordinator, the agents in id order, then the
-/// sensor nodes, each placed on the host `host_of(node id)` says.
+/// The node processes of a scenario run: the coordinator, the agents in id order, the sensor
+/// nodes, then the bridges, each placed on the host `host_of(node id)` says.
 pub fn scenario_nodes(
     domain: u32,
     qos: Option<&QosSpec>,
     args: &RunArgs,
     sensors: &[SensorNodeLaunch],
+    bridges: &[BridgeNodeLaunch],
     host_of: &dyn Fn(&str) -> HostAddress,
 ) -> Result<Vec<NodeProcess>> {
     let path = resolve_path(&args.scenario);
@@ -98,6 +99,8 @@ pub fn scenario_nodes(
         q.path = std::fs::canonicalize(&q.path).unwrap_or(q.path);
         common.extend(["--qos".into(), q.to_string()]);
     }
+    // Bridges take neither --mode nor --exchange: they follow whatever clock runs.
+    let bridge_common = common.clone();
     if let Some(mode) = &args.mode {
         common.extend(["--mode".into(), mode.clone()]);
     }
@@ -160,6 +163,29 @@ pub fn scenario_nodes(
             ));
         }
     }
+    if !bridges.is_empty() {
+        let bridge_bin = sibling_binary("convoy-bridge")?;
+        for b in bridges {
+            // Checked before anything starts, with the file and key in the error.
+            if let Some(config) = &b.config {
+                let settings = convoy_bridge::config::BridgeFile::load(config)?.ros2;
+                settings.validate(&scenario, &config.display().to_string())?;
+            }
+            let mut bridge_args = vec![path_arg.clone(), "--name".into(), b.name.clone()];
+            if let Some(config) = &b.config {
+                let config = std::fs::canonicalize(config).unwrap_or(config.clone());
+                bridge_args.extend(["--config".into(), config.display().to_string()]);
+            }
+            bridge_args.extend(bridge_common.iter().cloned());
+            let node_id = format!("bridge/{}", b.name);
+            nodes.push(on_host(
+                &host_of(&node_id),
+                &node_id,
+                &bridge_bin,
+                bridge_args,
+            ));
+        }
+    }
     Ok(nodes)
 }
 
@@ -187,7 +213,18 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
     }
     let scenario = Scenario::load(&resolve_path(&args.scenario))?;
     let sensors = default_sensor_nodes(&scenario);
-    let nodes = scenario_nodes(domain, qos, args, &sensors, &|_| HostAddress::Local)?;
+    let bridges: Vec<BridgeNodeLaunch> = if args.bridge || args.bridge_config.is_some() {
+        vec![BridgeNodeLaunch {
+            name: "ros2".into(),
+            host: "local".into(),
+            config: args.bridge_config.clone(),
+        }]
+    } else {
+        Vec::new()
+    };
+    let nodes = scenario_nodes(domain, qos, args, &sensors, &bridges, &|_| {
+        HostAddress::Local
+    })?;
     println!(
         "starting {} nodes on domain {domain}: {}",
         nodes.len(),

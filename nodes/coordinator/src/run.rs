@@ -276,6 +276,21 @@ impl Coordinator {
         Ok(())
     }
 
+    /// Bridges that hold each frame for their stack's commands (NodeStatus counter
+    /// `hold_for_stack` = 1): a lockstep frame also waits for their FrameDone.
+    fn holding_bridges(&self) -> Vec<String> {
+        self.registry
+            .with_role(NodeRole::Bridge)
+            .filter(|e| {
+                e.status
+                    .counters
+                    .iter()
+                    .any(|c| c.name == "hold_for_stack" && c.value > 0)
+            })
+            .map(|e| e.status.node_id.clone())
+            .collect()
+    }
+
     /// The live sensor nodes, in the assignment's terms.
     fn live_sensor_nodes(&self) -> Vec<crate::assignment::SensorNode> {
         self.registry
@@ -456,6 +471,7 @@ impl Coordinator {
                     self.write_tick(tick)?;
                     let mut barrier = Barrier::new(frame, &self.members, self.relay(), written);
                     barrier.owe(owing.iter().map(|n| sensor_node_id(n)));
+                    barrier.owe(self.holding_bridges());
                     while !barrier.complete() && !self.stopped() {
                         self.service_barrier(&mut barrier, HOUSEKEEPING)?;
                     }
@@ -680,6 +696,10 @@ impl Coordinator {
                 continue;
             }
             let Some(agent) = agent_of_node(&id) else {
+                // A bridge holding frames for its stack owes nothing any more.
+                if let Some(b) = barrier.as_deref_mut() {
+                    b.remove_node(&id);
+                }
                 println!("node {id} left (no status for {lease:?})");
                 continue;
             };

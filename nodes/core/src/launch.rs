@@ -26,6 +26,12 @@
 //! name = "main"                          # sensor nodes: assignments and pins name it
 //! role = "main"                          # main (beside the coordinator) or client
 //! capacity = 1.0                         # optional; how much sensor load it takes
+//!
+//! [[nodes]]
+//! kind = "bridge"
+//! host = "a"
+//! name = "ros2"                          # optional; it runs as DDS node bridge/NAME
+//! config = "bridge.toml"                 # optional; the bridge's settings, relative to this file
 //! ```
 //!
 //! Plain data with `deny_unknown_fields`; [`LaunchFile::load`] parses and checks everything
@@ -118,9 +124,12 @@ pub struct NodeSpec {
     /// agent no other node claims.
     #[serde(default)]
     pub agents: Vec<String>,
-    /// sensor nodes: the node's name (default: its role).
+    /// sensor nodes: the node's name (default: its role); bridge nodes: theirs (default ros2).
     #[serde(default)]
     pub name: Option<String>,
+    /// bridge nodes: the settings file (relative to the launch file).
+    #[serde(default)]
+    pub config: Option<PathBuf>,
     /// sensor nodes: main or client (default main).
     #[serde(default)]
     pub role: Option<SensorRole>,
@@ -211,6 +220,16 @@ pub struct LaunchFile {
     /// agent id -> host name.
     pub agent_hosts: BTreeMap<String, String>,
     pub sensor_nodes: Vec<SensorNodeLaunch>,
+    pub bridge_nodes: Vec<BridgeNodeLaunch>,
+}
+
+/// A bridge node of a launch file (or of `convoy run --bridge`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BridgeNodeLaunch {
+    pub name: String,
+    pub host: String,
+    /// The settings file, resolved against the launch file.
+    pub config: Option<PathBuf>,
 }
 
 /// A launch file that cannot be used, with where.
@@ -290,14 +309,32 @@ impl LaunchFile {
         let mut catch_all: Option<String> = None;
         let known: BTreeSet<String> = scenario.agent_ids().into_iter().collect();
         let mut sensor_nodes: Vec<SensorNodeLaunch> = Vec::new();
+        let mut bridge_nodes: Vec<BridgeNodeLaunch> = Vec::new();
         for node in &spec.nodes {
-            let sensor_fields =
-                node.name.is_some() || node.role.is_some() || node.capacity.is_some();
+            let sensor_fields = node.role.is_some() || node.capacity.is_some();
             if sensor_fields && node.kind != NodeKind::Sensor {
                 return Err(invalid(
                     at(&format!("kind = \"{}\"", kind_name(node.kind))),
                     format!(
-                        "name, role and capacity belong to sensor nodes, not to a {} node",
+                        "role and capacity belong to sensor nodes, not to a {} node",
+                        kind_name(node.kind)
+                    ),
+                ));
+            }
+            if node.name.is_some() && !matches!(node.kind, NodeKind::Sensor | NodeKind::Bridge) {
+                return Err(invalid(
+                    at(&format!("kind = \"{}\"", kind_name(node.kind))),
+                    format!(
+                        "name belongs to sensor and bridge nodes, not to a {} node",
+                        kind_name(node.kind)
+                    ),
+                ));
+            }
+            if node.config.is_some() && node.kind != NodeKind::Bridge {
+                return Err(invalid(
+                    at("config"),
+                    format!(
+                        "config belongs to bridge nodes, not to a {} node",
                         kind_name(node.kind)
                     ),
                 ));
@@ -382,13 +419,30 @@ impl LaunchFile {
                     });
                 }
                 NodeKind::Bridge => {
-                    return Err(invalid(
-                        at(&format!("kind = \"{}\"", kind_name(node.kind))),
-                        format!(
-                            "node kind '{}' is not available yet in this convoy version",
-                            kind_name(node.kind)
-                        ),
-                    ));
+                    let name = node.name.clone().unwrap_or_else(|| "ros2".into());
+                    let line = at(&format!("\"{name}\"")).max(at("kind = \"bridge\""));
+                    crate::topics::check_id("bridge node name", &name)
+                        .map_err(|e| invalid(line, e.to_string()))?;
+                    if bridge_nodes.iter().any(|b| b.name == name) {
+                        return Err(invalid(
+                            line,
+                            format!("two bridge nodes are named '{name}' (give each a `name`)"),
+                        ));
+                    }
+                    let config = node.config.as_ref().map(|c| base.join(c));
+                    if let Some(c) = &config {
+                        if !c.is_file() {
+                            return Err(invalid(
+                                at("config"),
+                                format!("bridge '{name}': no settings file {}", c.display()),
+                            ));
+                        }
+                    }
+                    bridge_nodes.push(BridgeNodeLaunch {
+                        name,
+                        host: node.host.clone(),
+                        config,
+                    });
                 }
             }
         }
@@ -422,6 +476,7 @@ impl LaunchFile {
             hosts,
             agent_hosts,
             sensor_nodes,
+            bridge_nodes,
         })
     }
 

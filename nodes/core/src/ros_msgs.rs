@@ -5,10 +5,32 @@
 //! that layout (the `.msg` files' field order), so a rustdds writer of them is a ROS 2
 //! publisher as far as the subscriber can tell. `convoy bench images` uses them to prove large
 //! samples reach rclpy; the ROS 2 bridge publishes them. Only plain data here.
+//!
+//! Each top-level type also names its ROS package and type and carries the type's hash
+//! (REP 2011, `RIHS01_...`, from the type description files ROS ships beside each .msg;
+//! tf2_msgs/TFMessage's worked out from TransformStamped's with the same algorithm), which a
+//! ROS 2 endpoint announces in its USER_DATA so graph tools show the type.
 
+use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
+use serde::ser::{SerializeTuple, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::messages::Message;
+
+/// What a ROS 2 endpoint announces of its message type.
+pub trait RosMessage: Message {
+    /// `sensor_msgs`
+    const PACKAGE: &'static str;
+    /// `Image`
+    const NAME: &'static str;
+    /// `RIHS01_<sha256 hex>` of the type description.
+    const TYPE_HASH: &'static str;
+
+    /// The USER_DATA a ROS 2 endpoint of this type carries: `typehash=RIHS01_...;`.
+    fn user_data() -> Vec<u8> {
+        format!("typehash={};", Self::TYPE_HASH).into_bytes()
+    }
+}
 
 /// The DDS topic a ROS 2 topic name maps to: `/camera/image` -> `rt/camera/image`.
 pub fn dds_topic(ros_topic: &str) -> String {
@@ -16,12 +38,17 @@ pub fn dds_topic(ros_topic: &str) -> String {
 }
 
 macro_rules! ros_message {
-    ($ty:ident, $name:literal) => {
+    ($ty:ident, $package:literal, $name:literal, $hash:literal) => {
         impl Message for $ty {
-            const TYPE_NAME: &'static str = $name;
+            const TYPE_NAME: &'static str = concat!($package, "::msg::dds_::", $name, "_");
             const KEYED: bool = false;
             type Key = ();
             fn key(&self) -> Self::Key {}
+        }
+        impl RosMessage for $ty {
+            const PACKAGE: &'static str = $package;
+            const NAME: &'static str = $name;
+            const TYPE_HASH: &'static str = $hash;
         }
     };
 }
@@ -66,7 +93,12 @@ pub struct Image {
     #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
 }
-ros_message!(Image, "sensor_msgs::msg::dds_::Image_");
+ros_message!(
+    Image,
+    "sensor_msgs",
+    "Image",
+    "RIHS01_d31d41a9a4c4bc8eae9be757b0beed306564f7526c88ea6a4588fb9582527d47"
+);
 
 /// sensor_msgs/PointField; `datatype` is one of the constants below.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -78,7 +110,14 @@ pub struct PointField {
 }
 
 impl PointField {
+    pub const INT8: u8 = 1;
+    pub const UINT8: u8 = 2;
+    pub const INT16: u8 = 3;
+    pub const UINT16: u8 = 4;
+    pub const INT32: u8 = 5;
+    pub const UINT32: u8 = 6;
     pub const FLOAT32: u8 = 7;
+    pub const FLOAT64: u8 = 8;
 }
 
 /// sensor_msgs/PointCloud2.
@@ -95,7 +134,217 @@ pub struct PointCloud2 {
     pub data: Vec<u8>,
     pub is_dense: bool,
 }
-ros_message!(PointCloud2, "sensor_msgs::msg::dds_::PointCloud2_");
+ros_message!(
+    PointCloud2,
+    "sensor_msgs",
+    "PointCloud2",
+    "RIHS01_9198cabf7da3796ae6fe19c4cb3bdd3525492988c70522628af5daa124bae2b5"
+);
+
+/// geometry_msgs/Vector3 (and Point, which has the same layout).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Vector3 {
+    pub x: f64,
+    pub y: f64,
+    pub z: f64,
+}
+
+/// geometry_msgs/Quaternion.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Quaternion {
+    pub x: f64,
+    pub y: f64,
+    pub z: f64,
+    pub w: f64,
+}
+
+impl Default for Quaternion {
+    fn default() -> Self {
+        Quaternion {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            w: 1.0,
+        }
+    }
+}
+
+/// geometry_msgs/Pose.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Pose {
+    pub position: Vector3,
+    pub orientation: Quaternion,
+}
+
+/// geometry_msgs/Twist: what a stack sends on `cmd_vel`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Twist {
+    pub linear: Vector3,
+    pub angular: Vector3,
+}
+ros_message!(
+    Twist,
+    "geometry_msgs",
+    "Twist",
+    "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a"
+);
+
+/// A row-major 6x6 covariance (`float64[36]`): a fixed array, no length on the wire. serde
+/// derives stop at 32 elements, hence the hand-written tuple.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Covariance6(pub [f64; 36]);
+
+impl Default for Covariance6 {
+    fn default() -> Self {
+        Covariance6([0.0; 36])
+    }
+}
+
+impl Serialize for Covariance6 {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut t = serializer.serialize_tuple(36)?;
+        for v in &self.0 {
+            t.serialize_element(v)?;
+        }
+        t.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Covariance6 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Covariance6Visitor;
+        impl<'de> Visitor<'de> for Covariance6Visitor {
+            type Value = Covariance6;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("36 float64 values")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Covariance6, A::Error> {
+                let mut out = [0.0; 36];
+                for (i, v) in out.iter_mut().enumerate() {
+                    *v = seq
+                        .next_element()?
+                        .ok_or_else(|| A::Error::invalid_length(i, &self))?;
+                }
+                Ok(Covariance6(out))
+            }
+        }
+        deserializer.deserialize_tuple(36, Covariance6Visitor)
+    }
+}
+
+/// geometry_msgs/PoseWithCovariance.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct PoseWithCovariance {
+    pub pose: Pose,
+    pub covariance: Covariance6,
+}
+
+/// geometry_msgs/TwistWithCovariance.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct TwistWithCovariance {
+    pub twist: Twist,
+    pub covariance: Covariance6,
+}
+
+/// nav_msgs/Odometry.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Odometry {
+    pub header: Header,
+    pub child_frame_id: String,
+    pub pose: PoseWithCovariance,
+    pub twist: TwistWithCovariance,
+}
+ros_message!(
+    Odometry,
+    "nav_msgs",
+    "Odometry",
+    "RIHS01_3cc97dc7fb7502f8714462c526d369e35b603cfc34d946e3f2eda2766dfec6e0"
+);
+
+/// sensor_msgs/Imu.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Imu {
+    pub header: Header,
+    pub orientation: Quaternion,
+    pub orientation_covariance: [f64; 9],
+    pub angular_velocity: Vector3,
+    pub angular_velocity_covariance: [f64; 9],
+    pub linear_acceleration: Vector3,
+    pub linear_acceleration_covariance: [f64; 9],
+}
+ros_message!(
+    Imu,
+    "sensor_msgs",
+    "Imu",
+    "RIHS01_7d9a00ff131080897a5ec7e26e315954b8eae3353c3f995c55faf71574000b5b"
+);
+
+/// sensor_msgs/NavSatStatus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NavSatStatus {
+    /// -1 no fix, 0 fix, 1 SBAS, 2 GBAS.
+    pub status: i8,
+    /// Bit mask: 1 GPS, 2 GLONASS, 4 COMPASS, 8 GALILEO.
+    pub service: u16,
+}
+
+/// sensor_msgs/NavSatFix.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NavSatFix {
+    pub header: Header,
+    pub status: NavSatStatus,
+    pub latitude: f64,
+    pub longitude: f64,
+    pub altitude: f64,
+    pub position_covariance: [f64; 9],
+    /// 0 unknown, 1 approximated, 2 diagonal known, 3 known.
+    pub position_covariance_type: u8,
+}
+ros_message!(
+    NavSatFix,
+    "sensor_msgs",
+    "NavSatFix",
+    "RIHS01_62223ab3fe210a15976021da7afddc9e200dc9ec75231c1b6a557fc598a65404"
+);
+
+/// rosgraph_msgs/Clock, on `/clock`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Clock {
+    pub clock: Time,
+}
+ros_message!(
+    Clock,
+    "rosgraph_msgs",
+    "Clock",
+    "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564"
+);
+
+/// geometry_msgs/Transform.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Transform {
+    pub translation: Vector3,
+    pub rotation: Quaternion,
+}
+
+/// geometry_msgs/TransformStamped: `header.frame_id` is the parent frame.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TransformStamped {
+    pub header: Header,
+    pub child_frame_id: String,
+    pub transform: Transform,
+}
+
+/// tf2_msgs/TFMessage, on `/tf` and `/tf_static`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TfMessage {
+    pub transforms: Vec<TransformStamped>,
+}
+ros_message!(
+    TfMessage,
+    "tf2_msgs",
+    "TFMessage",
+    "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087"
+);
 
 #[cfg(test)]
 mod tests {
@@ -105,6 +354,36 @@ mod tests {
     fn ros_topic_names_map_to_rt() {
         assert_eq!(dds_topic("/camera/image"), "rt/camera/image");
         assert_eq!(dds_topic("camera"), "rt/camera");
+    }
+
+    #[test]
+    fn dds_type_names_follow_ros_conventions() {
+        assert_eq!(Image::TYPE_NAME, "sensor_msgs::msg::dds_::Image_");
+        assert_eq!(TfMessage::TYPE_NAME, "tf2_msgs::msg::dds_::TFMessage_");
+        assert_eq!(
+            Clock::user_data(),
+            b"typehash=RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564;"
+        );
+    }
+
+    #[test]
+    fn odometry_has_the_plain_cdr_size_of_its_msg_file() {
+        // header (stamp 8 + frame_id "map": 4 + 4 incl. NUL) + child_frame_id "base": 4 + 5,
+        // padded to 8, then 7 + 36 + 6 + 36 float64.
+        let odom = Odometry {
+            header: Header {
+                stamp: Time::default(),
+                frame_id: "map".into(),
+            },
+            child_frame_id: "base".into(),
+            ..Odometry::default()
+        };
+        let bytes = cdr_encoding::to_vec::<_, byteorder::LittleEndian>(&odom).expect("encode");
+        assert_eq!(bytes.len(), 32 + (7 + 36 + 6 + 36) * 8);
+        let back: Odometry = cdr_encoding::from_bytes::<_, byteorder::LittleEndian>(&bytes)
+            .expect("decode")
+            .0;
+        assert_eq!(back, odom);
     }
 
     #[test]

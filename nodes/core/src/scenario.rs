@@ -377,6 +377,18 @@ impl SensorSpec {
     }
 
     /// Horizontal field of view in radians.
+    /// Where the sensor sits on its agent (x forward, y left, z up from the box centre), given
+    /// the box's half extents: its `offset`, else the kind's default (lidar on the roof,
+    /// camera at the windscreen, the rest at the centre). The sensor models and the ROS 2
+    /// bridge's static transforms both use this.
+    pub fn mount_offset(&self, half_extents: [f64; 3]) -> [f64; 3] {
+        self.offset.unwrap_or(match self.kind {
+            SensorKind::Lidar => [0.0, 0.0, half_extents[2] + 0.3],
+            SensorKind::Camera => [half_extents[0] * 0.6, 0.0, half_extents[2] * 0.8],
+            _ => [0.0, 0.0, 0.0],
+        })
+    }
+
     pub fn fov_rad(&self) -> f64 {
         self.fov.unwrap_or(90.0).to_radians()
     }

@@ -155,8 +155,12 @@ pub fn hostname() -> String {
 pub fn init_logging(default_level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         // rustdds and wgpu's driver layer log at warn about conditions convoy handles (lost
-        // peers, optional Vulkan extensions a CPU renderer lacks).
-        tracing_subscriber::EnvFilter::new(format!("{default_level},rustdds=error,wgpu_hal=error"))
+        // peers, optional Vulkan extensions a CPU renderer lacks); ros2-client warns that
+        // ROS_DISTRO is unset, which does not matter to a bridge built for one distribution.
+        tracing_subscriber::EnvFilter::new(format!(
+            "{default_level},rustdds=error,wgpu_hal=error,ros2_client=warn,\
+             ros2_client::distributions=error"
+        ))
     });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -80,9 +80,7 @@ impl CameraParams {
             width: spec.width.unwrap_or(640),
             height: spec.height.unwrap_or(480),
             hfov: spec.fov_rad(),
-            offset: spec
-                .offset
-                .unwrap_or([half_extents[0] * 0.6, 0.0, half_extents[2] * 0.8]),
+            offset: spec.mount_offset(half_extents),
             pitch: spec.pitch.unwrap_or(0.0).to_radians(),
             depth: spec.depth,
             semantic: spec.semantic,

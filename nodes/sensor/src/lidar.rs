@@ -57,7 +57,7 @@ impl LidarParams {
             min_range: spec.min_range.unwrap_or(0.5),
             max_range: spec.max_range(),
             // On the roof by default: 0.3 m above the box.
-            offset: spec.offset.unwrap_or([0.0, 0.0, half_height + 0.3]),
+            offset: spec.mount_offset([0.0, 0.0, half_height]),
             rate: spec.rate,
             range_sigma: RANGE_SIGMA * spec.noise,
         }

@@ -129,9 +129,11 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 exchange: Some(exchange.clone()),
                 state_log: None,
                 // Only the lockstep is measured: no sensor nodes (and none waited for).
+                bridge: false,
+                bridge_config: None,
                 coordinator_args: vec!["--result-line".into()],
             };
-            let nodes = scenario_nodes(domain, qos, &run_args, &[], &|_| HostAddress::Local)?;
+            let nodes = scenario_nodes(domain, qos, &run_args, &[], &[], &|_| HostAddress::Local)?;
             let mut result = None;
             let mut errors = Vec::new();
             let outcome = run_until_done(&nodes, "coordinator", &stop, false, |l| {

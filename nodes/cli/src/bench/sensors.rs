@@ -413,9 +413,13 @@ fn measure(
             mode: Some("sync".into()),
             exchange: Some("relay".into()),
             state_log: None,
+            bridge: false,
+            bridge_config: None,
             coordinator_args: Vec::new(),
         };
-        let nodes = scenario_nodes(domain, qos, &run_args, &sensors, &|_| HostAddress::Local)?;
+        let nodes = scenario_nodes(domain, qos, &run_args, &sensors, &[], &|_| {
+            HostAddress::Local
+        })?;
         eprintln!(
             "running {} frames: {} agents, {} sensor node(s), sensors {} at {} Hz ...",
             args.frames,

@@ -131,6 +131,29 @@ fn check_node_id(id: &str) -> Result<(), NodeError> {
     }
 }
 
+/// A DDS participant on `domain` with convoy's transport settings (docs/TRANSPORT.md, from
+/// the environment): every participant a convoy process makes comes from here, the ROS 2
+/// bridge's included.
+pub fn participant(domain: u32) -> Result<DomainParticipant, NodeError> {
+    let domain_id = check_domain_id(domain)?;
+    let fail = |e: &dyn std::fmt::Display| NodeError::Participant {
+        domain,
+        reason: e.to_string(),
+    };
+    let transport = TransportSettings::from_env()?;
+    report_socket_buffer_ceiling();
+    rustdds::DomainParticipantBuilder::new(domain_id)
+        .static_discovery_peers(transport.peers)
+        .pacing(transport.pacing, transport.writer_pacing)
+        .max_datagram_payload(transport.max_datagram)
+        .fragment_size(transport.fragment_size)
+        .max_unacked_bytes(transport.window)
+        .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
+        .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)
+        .build()
+        .map_err(|e| fail(&e))
+}
+
 /// One convoy node's presence on a DDS domain.
 #[derive(Clone)]
 pub struct Node {
@@ -156,18 +179,7 @@ impl Node {
             domain,
             reason: e.to_string(),
         };
-        let transport = TransportSettings::from_env()?;
-        report_socket_buffer_ceiling();
-        let participant = rustdds::DomainParticipantBuilder::new(domain_id)
-            .static_discovery_peers(transport.peers)
-            .pacing(transport.pacing, transport.writer_pacing)
-            .max_datagram_payload(transport.max_datagram)
-            .fragment_size(transport.fragment_size)
-            .max_unacked_bytes(transport.window)
-            .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
-            .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)
-            .build()
-            .map_err(|e| fail(&e))?;
+        let participant = participant(domain)?;
         let publisher = participant
             .create_publisher(&QosPolicies::qos_none())
             .map_err(|e| fail(&e))?;

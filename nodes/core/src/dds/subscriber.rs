@@ -424,6 +424,19 @@ impl WaitSet {
         mio1::Token(self.tokens)
     }
 
+    /// Registers another readiness source (a reader made outside this crate, such as a ROS 2
+    /// subscription of the bridge) with this set.
+    pub fn attach_source(
+        &mut self,
+        source: &mut impl mio1::event::Source,
+    ) -> std::io::Result<ReaderToken> {
+        let token = self.next_token();
+        self.poll
+            .registry()
+            .register(source, token, mio1::Interest::READABLE)?;
+        Ok(ReaderToken(token.0))
+    }
+
     /// A waker that ends a [`WaitSet::wait`] from another thread (a worker that finished),
     /// with the token [`WaitSet::ready`] then reports.
     pub fn waker(&mut self) -> std::io::Result<(ReaderToken, Arc<mio1::Waker>)> {

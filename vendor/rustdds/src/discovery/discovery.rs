@@ -1071,6 +1071,22 @@ impl Discovery {
     let was_new = discovery_db_write(&self.discovery_db).update_participant(participant_data);
     let guid_prefix = participant_data.participant_guid.prefix;
 
+    // convoy change 19: endpoints of this participant discovered before it have no locators
+    // yet; give them the participant's and tell the event loop, which updates the matched
+    // proxies.
+    let (readers, writers) =
+      discovery_db_write(&self.discovery_db).refill_endpoint_locators(guid_prefix);
+    for discovered_reader_data in readers {
+      self.send_discovery_notification(DiscoveryNotificationType::ReaderUpdated {
+        discovered_reader_data,
+      });
+    }
+    for discovered_writer_data in writers {
+      self.send_discovery_notification(DiscoveryNotificationType::WriterUpdated {
+        discovered_writer_data,
+      });
+    }
+
     // Send notification to dp_event_loop. It will update local reader/writer
     // proxies as the SpdpDiscoveredParticipantData contains a bitmap of the
     // available built-in endpoints.

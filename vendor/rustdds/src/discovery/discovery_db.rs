@@ -477,6 +477,46 @@ impl DiscoveryDB {
     enriched
   }
 
+  /// convoy change 19: the remote readers and writers of participant `prefix` that were
+  /// discovered before the participant itself (their SEDP data came before its SPDP data, and
+  /// advertised no locators of their own, as Fast DDS's do not), re-enriched with the
+  /// participant's default locators now that it is known. Until then they had no locators
+  /// at all and a writer matched with such a reader sent it nothing, ever.
+  pub fn refill_endpoint_locators(
+    &mut self,
+    prefix: GuidPrefix,
+  ) -> (Vec<DiscoveredReaderData>, Vec<DiscoveredWriterData>) {
+    let readers: Vec<DiscoveredReaderData> = self
+      .external_topic_readers
+      .values()
+      .filter(|r| {
+        r.reader_proxy.remote_reader_guid.prefix == prefix
+          && r.reader_proxy.unicast_locator_list.is_empty()
+          && r.reader_proxy.multicast_locator_list.is_empty()
+      })
+      .cloned()
+      .collect();
+    let writers: Vec<DiscoveredWriterData> = self
+      .external_topic_writers
+      .values()
+      .filter(|w| {
+        w.writer_proxy.remote_writer_guid.prefix == prefix
+          && w.writer_proxy.unicast_locator_list.is_empty()
+          && w.writer_proxy.multicast_locator_list.is_empty()
+      })
+      .cloned()
+      .collect();
+    let readers = readers
+      .iter()
+      .map(|r| self.update_subscription(r))
+      .collect();
+    let writers = writers
+      .iter()
+      .map(|w| self.update_publication(w))
+      .collect();
+    (readers, writers)
+  }
+
   // TODO: This is silly. Returns one of the parameters cloned, or None
   pub fn update_publication(&mut self, data: &DiscoveredWriterData) -> DiscoveredWriterData {
     let guid = data.writer_proxy.remote_writer_guid;
@@ -998,6 +1038,47 @@ mod tests {
     discovery_db.update_subscription(&dreader3);
 
     // TODO: there might be a need for different scenarios
+  }
+
+  // convoy change 19: a reader discovered before its participant gets the participant's
+  // locators once the participant is known.
+  #[test]
+  fn discdb_reader_before_its_participant_gets_its_locators() {
+    let (discovery_db_event_sender, _discovery_db_event_receiver) =
+      std::sync::mpsc::sync_channel::<()>(4);
+    let (status_sender, _status_receiver) = sync_status_channel(16).unwrap();
+    let mut discovery_db = DiscoveryDB::new(
+      GUID::new_participant_guid(),
+      discovery_db_event_sender,
+      status_sender,
+    );
+    let participant = spdp_participant_data().unwrap();
+    let prefix = participant.participant_guid.prefix;
+    let mut reader = reader_proxy_data().unwrap();
+    reader.remote_reader_guid.prefix = prefix;
+    reader.unicast_locator_list.clear();
+    reader.multicast_locator_list.clear();
+    let reader_sub = subscription_builtin_topic_data().unwrap();
+    let dreader = DiscoveredReaderData {
+      reader_proxy: reader,
+      subscription_topic_data: reader_sub,
+      content_filter: None,
+      user_data: Vec::new(),
+    };
+    let early = discovery_db.update_subscription(&dreader);
+    assert!(early.reader_proxy.unicast_locator_list.is_empty());
+
+    discovery_db.update_participant(&participant);
+    let (readers, writers) = discovery_db.refill_endpoint_locators(prefix);
+    assert!(writers.is_empty());
+    assert_eq!(readers.len(), 1);
+    let filled = &readers[0].reader_proxy;
+    assert!(
+      !filled.unicast_locator_list.is_empty() || !filled.multicast_locator_list.is_empty(),
+      "{filled:?}"
+    );
+    // Done once: nothing left to refill.
+    assert!(discovery_db.refill_endpoint_locators(prefix).0.is_empty());
   }
 
   #[test]

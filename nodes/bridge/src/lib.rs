@@ -1,0 +1,13 @@
+//! convoy's bridge nodes (DESIGN.md, "Bridges"): convoy's bridge-agnostic sensor messages out
+//! to a third-party format, commands back in. One module per format over one subscription
+//! layer; ROS 2 is the first.
+//!
+//! - [`config`]: the bridge settings file, its defaults and checks.
+//! - [`convert`]: convoy messages to ROS 2 messages and cmd_vel to controls (pure functions).
+//! - [`ros2`]: the ROS 2 node on `ros2-client` (names, type hashes, QoS).
+//! - [`node`]: the loop of `convoy-bridge`, the stack-in-the-loop barrier included.
+
+pub mod config;
+pub mod convert;
+pub mod node;
+pub mod ros2;

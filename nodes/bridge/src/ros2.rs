@@ -1,0 +1,163 @@
+//! The ROS 2 side of the bridge, on the `ros2-client` crate: one ROS node (announced on
+//! `ros_discovery_info` under the configured name) on its own DDS participant with convoy's
+//! transport settings, and its publishers and subscriptions.
+//!
+//! Topics are created here rather than through ros2-client's `create_topic` so each endpoint
+//! carries its type's hash in USER_DATA (`typehash=RIHS01_...;`, vendored rustdds change 18),
+//! as rmw implementations do; ROS graph tools then show the type instead of an invalid one.
+//! The node runs no spinner: convoy needs none of its parameter services or sim-time
+//! subscription, and the spinner's own `/clock` reader (of a second type) would show in the
+//! graph beside the bridge's `/clock` writer.
+
+use convoy_core::ros_msgs::{dds_topic, RosMessage};
+use ros2_client::{Context, Name, Node, NodeName, NodeOptions, Publisher, Subscription};
+use rustdds::policy::{Durability, History, Reliability, ResourceLimits};
+use rustdds::{QosPolicies, QosPolicyBuilder, TopicKind};
+
+use crate::config::Ros2Settings;
+
+/// Something on the ROS side could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum RosSetupError {
+    #[error("cannot join ROS domain {domain}: {reason}")]
+    Participant { domain: u32, reason: String },
+    #[error("cannot create ROS node '{name}': {reason}")]
+    Node { name: String, reason: String },
+    #[error("cannot create ROS topic '{topic}' ({type_name}): {reason}")]
+    Topic {
+        topic: String,
+        type_name: &'static str,
+        reason: String,
+    },
+}
+
+/// How a ROS endpoint is to behave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RosQos {
+    /// Sensor streams and `/clock`: KEEP_LAST `depth`, volatile; reliable or best-effort.
+    Stream { reliable: bool, depth: i32 },
+    /// `/tf_static`: reliable, transient-local, the latest message kept for late joiners.
+    Latched,
+}
+
+impl RosQos {
+    fn policies(self) -> QosPolicies {
+        let (reliable, durability, depth) = match self {
+            RosQos::Stream { reliable, depth } => (reliable, Durability::Volatile, depth),
+            RosQos::Latched => (true, Durability::TransientLocal, 1),
+        };
+        QosPolicyBuilder::new()
+            .reliability(if reliable {
+                Reliability::Reliable {
+                    max_blocking_time: rustdds::Duration::from_millis(100),
+                }
+            } else {
+                Reliability::BestEffort
+            })
+            .durability(durability)
+            .history(History::KeepLast { depth })
+            // rustdds sizes caches from these: one instance (ROS topics have no key).
+            .resource_limits(ResourceLimits {
+                max_samples: depth,
+                max_instances: 1,
+                max_samples_per_instance: depth,
+            })
+            .build()
+    }
+}
+
+/// The bridge's ROS node.
+pub struct RosSide {
+    node: Node,
+    // Dropping the context announces the node's departure; it outlives the node's endpoints.
+    context: Context,
+}
+
+impl RosSide {
+    /// Joins ROS domain `domain` as the node the settings name.
+    pub fn new(settings: &Ros2Settings, domain: u32) -> Result<RosSide, RosSetupError> {
+        let participant =
+            convoy_core::dds::participant(domain).map_err(|e| RosSetupError::Participant {
+                domain,
+                reason: e.to_string(),
+            })?;
+        let context = Context::from_domain_participant(participant).map_err(|e| {
+            RosSetupError::Participant {
+                domain,
+                reason: e.to_string(),
+            }
+        })?;
+        let node_error = |reason: String| RosSetupError::Node {
+            name: settings.node_name.clone(),
+            reason,
+        };
+        let name = NodeName::new(&settings.namespace, &settings.node_name)
+            .map_err(|e| node_error(e.to_string()))?;
+        let options = NodeOptions::new()
+            .enable_rosout(false)
+            .start_parameter_services(false);
+        let node = context
+            .new_node(name, options)
+            .map_err(|e| node_error(format!("{e:?}")))?;
+        Ok(RosSide { node, context })
+    }
+
+    /// The DDS topic of ROS topic `ros_name`, with `M`'s type hash in its endpoints' USER_DATA.
+    fn topic<M: RosMessage>(
+        &self,
+        ros_name: &str,
+        qos: RosQos,
+    ) -> Result<rustdds::Topic, RosSetupError> {
+        let fail = |reason: String| RosSetupError::Topic {
+            topic: ros_name.to_string(),
+            type_name: M::TYPE_NAME,
+            reason,
+        };
+        // Validates the name as ROS does.
+        Name::parse(ros_name).map_err(|e| fail(e.to_string()))?;
+        self.context
+            .domain_participant()
+            .create_topic(
+                dds_topic(ros_name),
+                M::TYPE_NAME.to_string(),
+                &qos.policies().with_user_data(M::user_data()),
+                TopicKind::NoKey,
+            )
+            .map_err(|e| fail(e.to_string()))
+    }
+
+    pub fn publisher<M: RosMessage>(
+        &mut self,
+        ros_name: &str,
+        qos: RosQos,
+    ) -> Result<Publisher<M>, RosSetupError> {
+        let topic = self.topic::<M>(ros_name, qos)?;
+        self.node
+            .create_publisher(&topic, None)
+            .map_err(|e| RosSetupError::Topic {
+                topic: ros_name.to_string(),
+                type_name: M::TYPE_NAME,
+                reason: e.to_string(),
+            })
+    }
+
+    pub fn subscription<M: RosMessage>(
+        &mut self,
+        ros_name: &str,
+        qos: RosQos,
+    ) -> Result<Subscription<M>, RosSetupError> {
+        let topic = self.topic::<M>(ros_name, qos)?;
+        self.node
+            .create_subscription(&topic, None)
+            .map_err(|e| RosSetupError::Topic {
+                topic: ros_name.to_string(),
+                type_name: M::TYPE_NAME,
+                reason: e.to_string(),
+            })
+    }
+
+    /// The node's fully qualified name, as ROS graph tools show it.
+    pub fn node_name(&self) -> String {
+        self.node.fully_qualified_name()
+    }
+}
