@@ -7,12 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=/usr/bin/python3
 venv=.venv
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, geometry_msgs.msg, nav_msgs.msg' 2>/dev/null; then
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, geometry_msgs.msg, nav_msgs.msg, cyclonedds.domain' 2>/dev/null; then
   exit 0
 fi
 echo "==> making $venv with ROS 2 from PyPI (rclpy, sensor_msgs, ...)"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check \
-  "ros-rclpy[fastrtps]" ros-sensor-msgs ros-nav-msgs ros-geometry-msgs ros-std-msgs ros-rosgraph-msgs
+  "ros-rclpy[fastrtps]" ros-sensor-msgs ros-nav-msgs ros-geometry-msgs ros-std-msgs ros-rosgraph-msgs \
+  cyclonedds
 "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg' ||
   { echo "error: $venv has no working rclpy" >&2; exit 1; }

@@ -10,13 +10,12 @@
 //! but never a corrupt one, and must deliver at least half. The tests take turns (one lock):
 //! four of them at once on two cores measure the machine, not the transport.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use convoy_tests::{
-    convoy, domain, netns, profile_dir, repo_root, run_with_timeout, scratch_dir, take_turn,
-    watchdog, Namespaces,
+    convoy, domain, netns, profile_dir, repo_root, ros_python, run_with_timeout, scratch_dir,
+    take_turn, watchdog, Namespaces,
 };
 
 const PAYLOADS: &str = "image:640x480,image:1440x960,cloud:64x2048";
@@ -134,17 +133,6 @@ fn images_and_clouds_reach_a_cyclone_reader_whole() {
         false,
         "cyclone",
     );
-}
-
-/// The venv scripts/test.sh makes with stock ROS 2 (rclpy, sensor_msgs) from PyPI.
-fn ros_python() -> PathBuf {
-    let python = repo_root().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/ros-venv.sh (scripts/test.sh does)",
-        python.display()
-    );
-    python
 }
 
 #[test]

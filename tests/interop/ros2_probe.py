@@ -75,9 +75,12 @@ def main():
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--stack", help="agent to drive: cmd_vel after every /clock")
     p.add_argument("--speed", type=float, default=0.0, help="linear.x the stack sends")
+    p.add_argument("--pattern", action="store_true",
+                   help="with --stack: linear.x = speed + 0.5 * (frame % 7), frame = stamp / dt")
+    p.add_argument("--dt", type=float, default=0.05)
     p.add_argument("--yaw-rate", type=float, default=0.0)
     p.add_argument("--stack-frames", type=int, default=0,
-                   help="with --stack: keep answering until this many /clock messages")
+                   help="with --stack: answer this many /clock messages (frame 0 not counted)")
     p.add_argument("--graph", action="store_true")
     p.add_argument("--name", default="convoy_probe")
     args = p.parse_args()
@@ -97,21 +100,35 @@ def main():
 
         def callback(msg, name=name, kind=kind):
             got[name] += 1
-            if got[name] <= args.count:
+            # Every /clock is printed: the test matches sensor stamps against them.
+            if got[name] <= args.count or kind == "clock":
                 out({"msg": name, "kind": kind, **describe(kind, msg)})
 
         subs.append(node.create_subscription(KINDS[kind], name, callback, qos))
 
     clocks = [0]
+    unanswered = []
     if args.stack:
         cmd = node.create_publisher(Twist, f"/{args.stack}/cmd_vel", 10)
 
-        def on_clock(msg):
-            clocks[0] += 1
+        def answer(stamp):
             t = Twist()
-            t.linear.x = args.speed
+            frame = round(stamp / 1e9 / args.dt)
+            t.linear.x = args.speed + (0.5 * (frame % 7) if args.pattern else 0.0)
             t.angular.z = args.yaw_rate
             cmd.publish(t)
+
+        def on_clock(msg):
+            stamp = stamp_ns(msg.clock)
+            # Frame 0 is the coordinator's handshake: nothing to answer.
+            if stamp == 0:
+                return
+            clocks[0] += 1
+            # A command written before the bridge's reader matched would be lost.
+            if cmd.get_subscription_count() == 0:
+                unanswered.append(stamp)
+                return
+            answer(stamp)
 
         subs.append(node.create_subscription(Clock, "/clock", on_clock, 10))
     out({"ready": True})
@@ -119,9 +136,14 @@ def main():
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         rclpy.spin_once(node, timeout_sec=0.05)
-        topics_done = all(n >= args.count for n in got.values())
-        stack_done = not args.stack or clocks[0] >= args.stack_frames
-        if topics_done and stack_done:
+        if unanswered and cmd.get_subscription_count() > 0:
+            answer(unanswered[-1])
+            unanswered.clear()
+        if args.stack:
+            # A stack runs for its frames; the topics it reads are printed meanwhile.
+            if clocks[0] >= args.stack_frames:
+                break
+        elif all(n >= args.count for n in got.values()):
             break
     if args.graph:
         # Graph information arrives by discovery; a moment more lets it settle.

@@ -49,6 +49,13 @@ pub mod domain {
     pub const LARGE_CYCLONE: u32 = 55;
     pub const LARGE_RCLPY: u32 = 56;
     pub const LARGE_LOSSY: u32 = 57;
+    pub const BRIDGE_SENSORS: u32 = 61;
+    pub const BRIDGE_SENSORS_ROS: u32 = 62;
+    pub const BRIDGE_LOCALHOST: u32 = 63;
+    pub const BRIDGE_LOCALHOST_ROS: u32 = 64;
+    pub const BRIDGE_COMMANDS: u32 = 65;
+    pub const BRIDGE_HOLD: u32 = 66;
+    pub const BRIDGE_HOLD_TIMEOUT: u32 = 67;
 }
 
 /// The repository root (this crate lives in `tests/`).
@@ -245,6 +252,18 @@ pub fn wait_for_line(
     }
 }
 
+/// The Python of the venv scripts/ros-venv.sh makes with stock ROS 2 (rclpy, sensor_msgs, ...)
+/// and CycloneDDS's binding from PyPI.
+pub fn ros_python() -> PathBuf {
+    let python = repo_root().join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/ros-venv.sh (scripts/test.sh does)",
+        python.display()
+    );
+    python
+}
+
 /// Polls `condition` every few milliseconds until it holds; panics naming `what` after
 /// `timeout`. The bounded wait every test uses instead of a sleep.
 pub fn wait_until(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
@@ -317,7 +336,8 @@ pub fn processes_on_domain(domain: u32) -> Vec<String> {
         if text.contains(&needle)
             && (text.contains("convoy-agent")
                 || text.contains("convoy-coordinator")
-                || text.contains("convoy-sensor"))
+                || text.contains("convoy-sensor")
+                || text.contains("convoy-bridge"))
         {
             found.push(text.replace('\0', " "));
         }

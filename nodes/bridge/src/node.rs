@@ -297,7 +297,12 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
 
     let mut clock = node.subscriber(topics::CLOCK, TopicClass::Clock)?;
     let clock_token = clock.attach(&mut waitset)?;
-    let clock_out = ros.publisher::<ros::Clock>(&settings.ros_name("/clock"), stream)?;
+    let clock_out = ros.publisher::<ros::Clock>(
+        &settings.ros_name("/clock"),
+        RosQos::Clock {
+            depth: STREAM_DEPTH,
+        },
+    )?;
     let tf_out = ros.publisher::<ros::TfMessage>(&settings.ros_name("/tf"), stream)?;
     let tf_static =
         ros.publisher::<ros::TfMessage>(&settings.ros_name("/tf_static"), RosQos::Latched)?;

@@ -38,6 +38,9 @@ pub enum RosQos {
     Stream { reliable: bool, depth: i32 },
     /// `/tf_static`: reliable, transient-local, the latest message kept for late joiners.
     Latched,
+    /// `/clock`: reliable, transient-local, the last `depth` ticks kept, so a stack that joins
+    /// while a held frame waits still sees that frame's time.
+    Clock { depth: i32 },
 }
 
 impl RosQos {
@@ -45,6 +48,7 @@ impl RosQos {
         let (reliable, durability, depth) = match self {
             RosQos::Stream { reliable, depth } => (reliable, Durability::Volatile, depth),
             RosQos::Latched => (true, Durability::TransientLocal, 1),
+            RosQos::Clock { depth } => (true, Durability::TransientLocal, depth),
         };
         QosPolicyBuilder::new()
             .reliability(if reliable {

@@ -1,0 +1,699 @@
+//! The ROS 2 bridge against a real ROS 2 graph: stock rclpy nodes (ROS 2 Kilted on Fast DDS,
+//! from PyPI) subscribe to what `convoy-bridge` serves with the default (reliable) and the
+//! sensor-data (best-effort) QoS and decode every type; an independent DDS (CycloneDDS's Python
+//! binding) reads `/tf` and `/tf_static`; a Python stack drives the ego car over `cmd_vel`,
+//! with and without holding the lockstep for it.
+//!
+//! The ROS nodes are `tests/interop/ros2_probe.py` and `tests/interop/tf_reader.py`; they print
+//! JSON lines the tests assert on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use convoy_core::ros_msgs::{self, RosMessage};
+use convoy_tests::{
+    convoy, domain, profile_dir, read_state_log, repo_root, ros_python, take_turn, wait_for_line,
+    watchdog, ChildGuard,
+};
+use serde_json::Value;
+
+/// Ego (external controller) with every bridged sensor kind; lead drives away ahead, faster
+/// than the commands tests ever let ego go.
+const SCENARIO: &str = r#"
+[scenario]
+name = "bridge"
+seed = 3
+dt = 0.05
+mode = "sync"
+step = "fixed"
+
+[[agents]]
+id = "ego"
+start = { x = 0.0, y = 0.0 }
+controller = { kind = "external" }
+[[agents.sensors]]
+id = "front"
+kind = "camera"
+rate = 10.0
+width = 160
+height = 120
+depth = true
+[[agents.sensors]]
+id = "roof"
+kind = "lidar"
+rate = 10.0
+channels = 8
+columns = 256
+[[agents.sensors]]
+id = "imu"
+kind = "imu"
+rate = 20.0
+[[agents.sensors]]
+id = "gnss"
+kind = "gnss"
+rate = 10.0
+[[agents.sensors]]
+id = "odom"
+kind = "odometry"
+rate = 20.0
+
+[[agents]]
+id = "lead"
+start = { x = 20.0, y = 0.0 }
+controller = { kind = "waypoints", speed = 15.0, path = [[20.0, 0.0], [5000.0, 0.0]] }
+"#;
+
+/// A directory of the test's own with the scenario and `settings` as bridge.toml.
+fn scratch(name: &str, settings: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = profile_dir().join("test-ros2-bridge").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let scenario = dir.join("scenario.toml");
+    std::fs::write(&scenario, SCENARIO).expect("scenario");
+    let bridge = dir.join("bridge.toml");
+    std::fs::write(&bridge, settings).expect("bridge settings");
+    (dir, scenario, bridge)
+}
+
+/// `convoy run` of the scenario with a bridge; stdout piped (stderr too, into stdout's lines
+/// by the node prefixes `convoy run` adds).
+fn run_with_bridge(domain: u32, scenario: &Path, bridge: &Path, extra: &[&str]) -> ChildGuard {
+    ChildGuard::spawn(
+        "convoy run",
+        convoy()
+            .args(["--domain", &domain.to_string(), "run"])
+            .arg(scenario)
+            .arg("--bridge-config")
+            .arg(bridge)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+}
+
+/// Every line of a child's stdout and stderr.
+fn all_lines(child: &mut ChildGuard) -> Receiver<String> {
+    let rx = child.stdout_lines();
+    let err = child.child.stderr.take().expect("piped stderr");
+    let (tx, merged) = std::sync::mpsc::channel();
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(err).lines() {
+            let Ok(line) = line else { break };
+            if tx2.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        while let Ok(line) = rx.recv() {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    merged
+}
+
+/// A Python ROS node of tests/interop/ on ROS domain `ros_domain`.
+fn python_node(script: &str, ros_domain: u32, args: &[&str]) -> Command {
+    let mut cmd = Command::new(ros_python());
+    cmd.arg(repo_root().join("tests/interop").join(script))
+        .args(args)
+        .env("ROS_DOMAIN_ID", ros_domain.to_string())
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    cmd
+}
+
+/// Starts `cmd`, waits for its {"ready": ...} line, and returns it with its line stream.
+fn start_python(name: &str, cmd: &mut Command) -> (ChildGuard, Receiver<String>) {
+    let mut child = ChildGuard::spawn(name, cmd);
+    let lines = child.stdout_lines();
+    wait_for_line(&lines, Duration::from_secs(60), "ready line", |l| {
+        l.contains("\"ready\"")
+    });
+    (child, lines)
+}
+
+/// The JSON lines of a Python node until its {"done": ...} line (bounded).
+fn collect_until_done(lines: &Receiver<String>, timeout: Duration) -> Vec<Value> {
+    let until = Instant::now() + timeout;
+    let mut out = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no done line within {timeout:?}; got {out:?}"));
+        let Ok(value) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let done = value.get("done").is_some();
+        out.push(value);
+        if done {
+            return out;
+        }
+    }
+}
+
+/// The type hash ROS ships for `pkg/msg/Type` (the type description file beside the .msg in
+/// the venv), to check what the bridge announces against ROS's own.
+fn ros_type_hash(ros_type: &str) -> String {
+    let path = repo_root()
+        .join(".venv/share")
+        .join(format!("{ros_type}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let json: Value = serde_json::from_str(&text).expect("type description json");
+    json["type_hashes"][0]["hash_string"]
+        .as_str()
+        .expect("hash_string")
+        .to_string()
+}
+
+fn messages<'a>(out: &'a [Value], topic: &str) -> Vec<&'a Value> {
+    out.iter()
+        .filter(|v| v.get("msg").and_then(Value::as_str) == Some(topic))
+        .collect()
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no number '{key}' in {v}"))
+}
+
+const DT_NS: i64 = 50_000_000;
+
+/// What a stock ROS node sees of one sensor run, checked in full: every type decodes, sizes,
+/// encodings, field layouts, frame ids, stamps on /clock's timeline, and the graph.
+fn check_sensor_output(out: &[Value], image_topic: &str) {
+    let clock_stamps: BTreeSet<i64> = messages(out, "/clock")
+        .iter()
+        .map(|m| num(m, "stamp_ns") as i64)
+        .collect();
+    assert!(!clock_stamps.is_empty(), "no /clock message: {out:?}");
+    let mut on_clock = 0;
+    for (topic, frame_id) in [
+        (image_topic, "ego/front"),
+        ("/ego/front/depth", "ego/front"),
+        ("/ego/roof/points", "ego/roof"),
+        ("/ego/imu/imu", "ego/imu"),
+        ("/ego/gnss/fix", "ego/gnss"),
+        ("/ego/odom/odom", "map"),
+    ] {
+        let got = messages(out, topic);
+        assert!(
+            got.len() >= 3,
+            "{topic}: only {} messages: {out:?}",
+            got.len()
+        );
+        for m in &got {
+            assert_eq!(m["frame_id"], frame_id, "{topic}: {m}");
+            let stamp = num(m, "stamp_ns") as i64;
+            // Simulation time: whole frames of dt.
+            assert!(stamp > 0 && stamp % DT_NS == 0, "{topic}: stamp {stamp}");
+            on_clock += usize::from(clock_stamps.contains(&stamp));
+        }
+    }
+    // /clock is a stream a late subscriber joins mid-way; most stamps are on it.
+    assert!(
+        on_clock >= 12,
+        "only {on_clock} sensor stamps were /clock times"
+    );
+
+    for m in messages(out, image_topic) {
+        assert_eq!(
+            (m["width"].as_u64(), m["height"].as_u64()),
+            (Some(160), Some(120))
+        );
+        assert_eq!(m["encoding"], "rgb8");
+        assert_eq!(m["step"].as_u64(), Some(480));
+        assert_eq!(m["bytes"].as_u64(), Some(160 * 120 * 3));
+        // The top row is sky (blue dominates), the centre is the car ahead or the road: not sky.
+        let top: Vec<u64> = m["top"]
+            .as_array()
+            .expect("top")
+            .iter()
+            .filter_map(Value::as_u64)
+            .collect();
+        assert!(top[2] > top[0], "top-left pixel {top:?} is not sky");
+    }
+    for m in messages(out, "/ego/front/depth") {
+        assert_eq!(m["encoding"], "32FC1");
+        assert_eq!(m["bytes"].as_u64(), Some(160 * 120 * 4));
+    }
+    for m in messages(out, "/ego/roof/points") {
+        let fields: Vec<Value> = m["fields"].as_array().expect("fields").clone();
+        assert_eq!(
+            fields,
+            [
+                serde_json::json!(["x", 0, 7, 1]),
+                serde_json::json!(["y", 4, 7, 1]),
+                serde_json::json!(["z", 8, 7, 1]),
+                serde_json::json!(["intensity", 12, 2, 1]),
+                serde_json::json!(["return_type", 13, 2, 1]),
+                serde_json::json!(["channel", 14, 4, 1]),
+            ],
+            "PointXYZIRC layout"
+        );
+        let width = m["width"].as_u64().expect("width");
+        assert!(width > 256 && width <= 8 * 256, "{width} points");
+        assert_eq!(m["point_step"].as_u64(), Some(16));
+        assert_eq!(m["bytes"].as_u64(), Some(width * 16));
+    }
+    for m in messages(out, "/ego/imu/imu") {
+        assert!((num(m, "accel_z") - 9.81).abs() < 0.5, "{m}");
+    }
+    for m in messages(out, "/ego/gnss/fix") {
+        assert_eq!(m["status"].as_i64(), Some(0));
+        assert!(num(m, "latitude").is_finite() && num(m, "longitude").is_finite());
+    }
+    for m in messages(out, "/ego/odom/odom") {
+        assert_eq!(m["child_frame_id"], "ego/base_link");
+    }
+}
+
+/// The ROS graph as rclpy sees it: the bridge is a named node whose topics carry ROS's own
+/// type hashes; /clock has one type.
+fn check_graph(out: &[Value], node: &str, image_topic: &str) {
+    let graph = out
+        .iter()
+        .find_map(|v| v.get("graph"))
+        .unwrap_or_else(|| panic!("no graph line: {out:?}"));
+    let nodes: Vec<&str> = graph["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(nodes.contains(&node), "{node} not in the graph: {nodes:?}");
+    let topics = &graph["topics"];
+    for (topic, ros_type, hash) in [
+        (
+            image_topic,
+            "sensor_msgs/msg/Image",
+            ros_msgs::Image::TYPE_HASH,
+        ),
+        (
+            "/ego/roof/points",
+            "sensor_msgs/msg/PointCloud2",
+            ros_msgs::PointCloud2::TYPE_HASH,
+        ),
+        (
+            "/ego/imu/imu",
+            "sensor_msgs/msg/Imu",
+            ros_msgs::Imu::TYPE_HASH,
+        ),
+        (
+            "/ego/gnss/fix",
+            "sensor_msgs/msg/NavSatFix",
+            ros_msgs::NavSatFix::TYPE_HASH,
+        ),
+        (
+            "/ego/odom/odom",
+            "nav_msgs/msg/Odometry",
+            ros_msgs::Odometry::TYPE_HASH,
+        ),
+        (
+            "/clock",
+            "rosgraph_msgs/msg/Clock",
+            ros_msgs::Clock::TYPE_HASH,
+        ),
+        (
+            "/tf",
+            "tf2_msgs/msg/TFMessage",
+            ros_msgs::TfMessage::TYPE_HASH,
+        ),
+        (
+            "/tf_static",
+            "tf2_msgs/msg/TFMessage",
+            ros_msgs::TfMessage::TYPE_HASH,
+        ),
+    ] {
+        let t = &topics[topic];
+        assert_eq!(t["types"], serde_json::json!([ros_type]), "{topic}: {t}");
+        let publishers = t["publishers"].as_array().expect("publishers");
+        let ours: Vec<&Value> = publishers
+            .iter()
+            .filter(|p| format!("/{}", p["node"].as_str().unwrap_or_default()) == node)
+            .collect();
+        assert_eq!(ours.len(), 1, "{topic}: publishers {publishers:?}");
+        assert_eq!(ours[0]["type"], ros_type);
+        assert_eq!(ours[0]["hash"], hash, "{topic}: the announced type hash");
+        if ros_type != "tf2_msgs/msg/TFMessage" {
+            // convoy's constant is ROS's own (tf2_msgs ships no wheel to compare with).
+            assert_eq!(hash, ros_type_hash(ros_type), "{ros_type}");
+        }
+    }
+}
+
+#[test]
+fn stock_rclpy_nodes_decode_every_sensor_with_both_qos_and_see_a_native_node() {
+    watchdog("bridge sensors", Duration::from_secs(300));
+    let _turn = take_turn();
+    let d = domain::BRIDGE_SENSORS;
+    let ros_domain = domain::BRIDGE_SENSORS_ROS;
+    let (_dir, scenario, bridge) = scratch(
+        "sensors",
+        &format!(
+            "[ros2]\nnode_name = \"sim_bridge\"\ndomain = {ros_domain}\n\n[ros2.topics]\n\
+             \"/ego/front/image\" = \"/sensing/camera/image_raw\"\n"
+        ),
+    );
+    // Real time (async at 1x), so every /clock reaches the Python subscribers.
+    let mut run = run_with_bridge(
+        d,
+        &scenario,
+        &bridge,
+        &["--mode", "async", "--duration", "600"],
+    );
+    let _run_lines = all_lines(&mut run);
+    let topics = [
+        "--topic",
+        "/sensing/camera/image_raw:image",
+        "--topic",
+        "/ego/front/depth:image",
+        "--topic",
+        "/ego/roof/points:cloud",
+        "--topic",
+        "/ego/imu/imu:imu",
+        "--topic",
+        "/ego/gnss/fix:fix",
+        "--topic",
+        "/ego/odom/odom:odom",
+        "--topic",
+        "/clock:clock",
+    ];
+    let mut reliable_args: Vec<&str> = topics.to_vec();
+    reliable_args.extend([
+        "--qos",
+        "reliable",
+        "--count",
+        "4",
+        "--graph",
+        "--timeout",
+        "90",
+    ]);
+    let mut sensor_args: Vec<&str> = topics.to_vec();
+    sensor_args.extend([
+        "--qos",
+        "sensor",
+        "--count",
+        "4",
+        "--timeout",
+        "90",
+        "--name",
+        "probe_be",
+    ]);
+    let (_reliable, reliable_lines) = start_python(
+        "reliable probe",
+        &mut python_node("ros2_probe.py", ros_domain, &reliable_args),
+    );
+    let (_best_effort, best_effort_lines) = start_python(
+        "best-effort probe",
+        &mut python_node("ros2_probe.py", ros_domain, &sensor_args),
+    );
+    let reliable = collect_until_done(&reliable_lines, Duration::from_secs(120));
+    let best_effort = collect_until_done(&best_effort_lines, Duration::from_secs(120));
+    check_sensor_output(&reliable, "/sensing/camera/image_raw");
+    check_sensor_output(&best_effort, "/sensing/camera/image_raw");
+    check_graph(&reliable, "/sim_bridge", "/sensing/camera/image_raw");
+
+    // tf and tf_static, read by CycloneDDS with the ROS type names.
+    let (_tf, tf_lines) = start_python(
+        "tf reader",
+        &mut python_node(
+            "tf_reader.py",
+            ros_domain,
+            &[&ros_domain.to_string(), "--count", "6"],
+        ),
+    );
+    let tf = collect_until_done(&tf_lines, Duration::from_secs(90));
+    let statics: BTreeMap<String, &Value> = tf
+        .iter()
+        .filter(|v| v["tf"] == "static")
+        .map(|v| (v["child"].as_str().unwrap_or_default().to_string(), v))
+        .collect();
+    for sensor in ["front", "roof", "imu", "gnss", "odom"] {
+        let t = statics
+            .get(&format!("ego/{sensor}"))
+            .unwrap_or_else(|| panic!("no static transform of ego/{sensor}: {tf:?}"));
+        assert_eq!(t["parent"], "ego/base_link");
+    }
+    // The camera at the windscreen (0.6 x 2.25 m ahead), the lidar 0.3 m above the roof.
+    let front = statics["ego/front"]["translation"]
+        .as_array()
+        .expect("translation");
+    assert!(
+        (front[0].as_f64().unwrap_or(0.0) - 1.35).abs() < 1e-9,
+        "{front:?}"
+    );
+    let roof = statics["ego/roof"]["translation"]
+        .as_array()
+        .expect("translation");
+    assert!(
+        (roof[2].as_f64().unwrap_or(0.0) - 1.05).abs() < 1e-9,
+        "{roof:?}"
+    );
+    let dynamic: Vec<&Value> = tf.iter().filter(|v| v["tf"] == "dynamic").collect();
+    assert!(dynamic.len() >= 6, "{tf:?}");
+    for t in &dynamic {
+        assert_eq!(t["parent"], "map");
+        assert!(
+            t["child"] == "ego/base_link" || t["child"] == "lead/base_link",
+            "{t}"
+        );
+        assert!((num(t, "stamp_ns") as i64) % DT_NS == 0);
+    }
+}
+
+#[test]
+fn localhost_discovery_range_reaches_the_bridge() {
+    watchdog("bridge localhost", Duration::from_secs(240));
+    let _turn = take_turn();
+    let d = domain::BRIDGE_LOCALHOST;
+    let ros_domain = domain::BRIDGE_LOCALHOST_ROS;
+    let (_dir, scenario, bridge) =
+        scratch("localhost", &format!("[ros2]\ndomain = {ros_domain}\n"));
+    let mut run = run_with_bridge(
+        d,
+        &scenario,
+        &bridge,
+        &["--mode", "async", "--duration", "600"],
+    );
+    let _run_lines = all_lines(&mut run);
+    let mut probe = python_node(
+        "ros2_probe.py",
+        ros_domain,
+        &[
+            "--topic",
+            "/ego/front/image:image",
+            "--topic",
+            "/ego/imu/imu:imu",
+            "--count",
+            "3",
+            "--timeout",
+            "90",
+        ],
+    );
+    // Fast DDS then discovers by unicast to 127.0.0.1 only.
+    probe.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    let (_probe, lines) = start_python("localhost probe", &mut probe);
+    let out = collect_until_done(&lines, Duration::from_secs(120));
+    assert!(messages(&out, "/ego/front/image").len() >= 3, "{out:?}");
+    assert!(messages(&out, "/ego/imu/imu").len() >= 3, "{out:?}");
+}
+
+/// The last odometry speed a probe printed.
+fn last_speed(out: &[Value]) -> f64 {
+    let odom = messages(out, "/ego/odom/odom");
+    num(
+        odom.last()
+            .unwrap_or_else(|| panic!("no odometry: {out:?}")),
+        "speed",
+    )
+}
+
+#[test]
+fn cmd_vel_drives_the_ego_car_and_bad_commands_are_clamped_or_rejected() {
+    watchdog("bridge commands", Duration::from_secs(300));
+    let _turn = take_turn();
+    let d = domain::BRIDGE_COMMANDS;
+    let (_dir, scenario, bridge) = scratch("commands", "[ros2]\nmax_speed = 8.0\n");
+    let mut run = run_with_bridge(
+        d,
+        &scenario,
+        &bridge,
+        &["--mode", "async", "--duration", "600"],
+    );
+    let run_lines = all_lines(&mut run);
+
+    // A stack asking for 4 m/s: the car gets there (odometry, through the bridge, says so).
+    let stack = |speed: &str, clocks: &str| {
+        python_node(
+            "ros2_probe.py",
+            d,
+            &[
+                "--topic",
+                "/ego/odom/odom:odom",
+                "--count",
+                "100000",
+                "--stack",
+                "ego",
+                "--speed",
+                speed,
+                "--stack-frames",
+                clocks,
+                "--timeout",
+                "120",
+            ],
+        )
+    };
+    let (_s1, lines) = start_python("stack 4 m/s", &mut stack("4.0", "160"));
+    let out = collect_until_done(&lines, Duration::from_secs(150));
+    let speed = last_speed(&out);
+    assert!(
+        (speed - 4.0).abs() < 0.3,
+        "ego at {speed} m/s after 8 s of 4 m/s commands"
+    );
+
+    // Absurd: clamped to max_speed, with a log line.
+    let (_s2, lines) = start_python("stack 1e9 m/s", &mut stack("1e9", "200"));
+    let out = collect_until_done(&lines, Duration::from_secs(150));
+    let speed = last_speed(&out);
+    assert!(
+        (speed - 8.0).abs() < 0.5,
+        "ego at {speed} m/s, clamped commands ask 8"
+    );
+    wait_for_line(
+        &run_lines,
+        Duration::from_secs(30),
+        "a clamp log line",
+        |l| l.contains("/ego/cmd_vel") && l.contains("clamped to 8"),
+    );
+
+    // NaN: rejected with a log line; the car keeps its last command and the run goes on.
+    let (_s3, lines) = start_python("stack NaN", &mut stack("nan", "40"));
+    let out = collect_until_done(&lines, Duration::from_secs(150));
+    let speed = last_speed(&out);
+    assert!(
+        (speed - 8.0).abs() < 0.5,
+        "ego at {speed} m/s after NaN commands"
+    );
+    wait_for_line(
+        &run_lines,
+        Duration::from_secs(30),
+        "a rejection log line",
+        |l| l.contains("/ego/cmd_vel") && l.contains("non-finite command"),
+    );
+    assert!(
+        run.child.try_wait().ok().flatten().is_none(),
+        "the run stopped after bad commands"
+    );
+}
+
+/// A held lockstep run of `frames` with a Python stack answering every /clock (speed a function
+/// of the frame); returns ego's states from the run's state log.
+fn held_run(name: &str, domain: u32, frames: u64) -> (Vec<(u64, String)>, Vec<String>) {
+    let (dir, scenario, bridge) = scratch(
+        name,
+        "[ros2]\nhold_for_stack = true\nstack_timeout = 20.0\n",
+    );
+    let (_stack, stack_lines) = start_python(
+        "stack",
+        &mut python_node(
+            "ros2_probe.py",
+            domain,
+            &[
+                "--stack",
+                "ego",
+                "--speed",
+                "2.0",
+                "--pattern",
+                "--stack-frames",
+                &frames.to_string(),
+                "--timeout",
+                "180",
+            ],
+        ),
+    );
+    let log = dir.join("states.jsonl");
+    let mut run = run_with_bridge(
+        domain,
+        &scenario,
+        &bridge,
+        &[
+            "--frames",
+            &frames.to_string(),
+            "--state-log",
+            log.to_str().expect("utf-8 path"),
+        ],
+    );
+    let lines = all_lines(&mut run);
+    let mut seen = Vec::new();
+    let until = Instant::now() + Duration::from_secs(200);
+    loop {
+        assert!(Instant::now() < until, "held run did not finish: {seen:?}");
+        if let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
+            let done = l.contains("] done: ");
+            seen.push(l);
+            if done {
+                break;
+            }
+        }
+    }
+    assert!(run.terminate(Duration::from_secs(15)).is_some());
+    while let Ok(l) = lines.try_recv() {
+        seen.push(l);
+    }
+    let _ = collect_until_done(&stack_lines, Duration::from_secs(60));
+    let ego: Vec<(u64, String)> = read_state_log(&log)
+        .into_iter()
+        .filter(|((_, agent), _)| agent == "ego")
+        .map(|((frame, _), v)| (frame, v["position"].to_string()))
+        .collect();
+    (ego, seen)
+}
+
+#[test]
+fn holding_the_lockstep_for_the_stack_makes_closed_loop_runs_repeat() {
+    watchdog("bridge hold", Duration::from_secs(500));
+    let _turn = take_turn();
+    let frames = 60;
+    let (first, log) = held_run("hold_a", domain::BRIDGE_HOLD, frames);
+    assert!(
+        !log.iter().any(|l| l.contains("no cmd_vel for")),
+        "a held frame timed out: {log:?}"
+    );
+    // The stack's speed pattern moved the car: it is not where it started.
+    let last = &first.last().expect("ego states").1;
+    assert_ne!(last, &first[0].1, "ego never moved");
+    let (second, _) = held_run("hold_b", domain::BRIDGE_HOLD, frames);
+    assert_eq!(first.len() as u64, frames + 1, "{first:?}");
+    assert_eq!(first, second, "closed-loop runs differ");
+}
+
+#[test]
+fn a_held_frame_without_a_stack_times_out_and_says_so() {
+    watchdog("bridge hold timeout", Duration::from_secs(240));
+    let _turn = take_turn();
+    let d = domain::BRIDGE_HOLD_TIMEOUT;
+    let (_dir, scenario, bridge) = scratch(
+        "hold_timeout",
+        "[ros2]\nhold_for_stack = true\nstack_timeout = 0.3\n",
+    );
+    let mut run = run_with_bridge(d, &scenario, &bridge, &["--frames", "4"]);
+    let lines = all_lines(&mut run);
+    wait_for_line(&lines, Duration::from_secs(60), "a stack timeout", |l| {
+        l.contains("frame 1: no cmd_vel for ego within stack_timeout 0.3 s")
+    });
+    wait_for_line(&lines, Duration::from_secs(60), "the run's end", |l| {
+        l.contains("] done: 4 frames")
+    });
+}
