@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Sets up convoy and runs the demo: launch/demo.toml (the two-car scenario as separate
-# processes: coordinator + one process per agent, lockstep over DDS) with a state log, then the
+# processes: coordinator + one process per agent, lockstep over DDS, a sensor node and the ROS 2
+# bridge, watched by a stock rclpy node) with a state log, then the
 # DDS latency benchmark between two convoy processes with CycloneDDS's ddsperf beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export RUST_LOG="${RUST_LOG:-warn,rustdds=error,wgpu_hal=error}"
+export RUST_LOG="${RUST_LOG:-warn,rustdds=error,wgpu_hal=error,ros2_client::distributions=error}"
 domain="${CONVOY_DOMAIN:-42}"
 mkdir -p target/demo
-echo "==> convoy launch launch/demo.toml: 30 s of simulated time, state log in target/demo/"
+bash scripts/ros-venv.sh
+echo "==> convoy launch launch/demo.toml: 30 s of simulated time, state log in target/demo/;"
+echo "    a stock ROS 2 node (examples/ros2_watch.py) prints what the bridge serves"
+ROS_DOMAIN_ID=42 .venv/bin/python examples/ros2_watch.py --count 3 --timeout 120 &
+watcher=$!
 target/debug/convoy launch launch/demo.toml --state-log target/demo/two_cars.jsonl
+wait "$watcher" || true
 echo "==> $(wc -l < target/demo/two_cars.jsonl) agent states logged (one JSON line per agent per frame)"
 echo "==> convoy bench latency (two processes, reliable 'bench' profile of qos/convoy.xml)"
 exec target/debug/convoy --domain "$domain" bench latency \

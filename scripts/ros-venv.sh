@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes .venv with stock ROS 2 (Kilted, Fast DDS) from PyPI: rclpy and the message packages
-# convoy's ROS 2 tests and `convoy bench images --reader rclpy` use. Needs Debian's python3 and
+# convoy's ROS 2 tests, examples/ and `convoy bench images --reader rclpy` use, and CycloneDDS's
+# Python binding (the independent reader of the bridge's /tf). Needs Debian's python3 and
 # python3-venv (scripts/setup.sh installs them). Safe to run again: it does nothing when the
 # packages already import.
 set -euo pipefail

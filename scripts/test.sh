@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # Stock ROS 2 (rclpy, Fast DDS) from PyPI in .venv: the rclpy peer of the large-sample tests.
 bash scripts/ros-venv.sh
-export RUST_LOG="${RUST_LOG:-warn,rustdds=error,wgpu_hal=error}"
+export RUST_LOG="${RUST_LOG:-warn,rustdds=error,wgpu_hal=error,ros2_client::distributions=error}"
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 echo "==> cargo test"

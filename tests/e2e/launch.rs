@@ -185,8 +185,13 @@ fn shipped_three_hosts(dir: &Path) -> PathBuf {
         .replace(
             "qos = \"../",
             &format!("qos = \"{}/../", launch_dir.display()),
+        )
+        .replace(
+            "config = \"",
+            &format!("config = \"{}/", launch_dir.display()),
         );
     assert!(text.contains("netns:cvf_c") && text.contains("kind = \"sensor\""));
+    assert!(text.contains("netns:cvf_d") && text.contains("kind = \"bridge\""));
     let path = dir.join("three_hosts.toml");
     std::fs::write(&path, text).expect("launch file");
     path

@@ -296,6 +296,8 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
     }
 
     let mut clock = node.subscriber(topics::CLOCK, TopicClass::Clock)?;
+    // Free-running, /clock follows the newest tick; a held lockstep loses none.
+    clock.latest_only();
     let clock_token = clock.attach(&mut waitset)?;
     let clock_out = ros.publisher::<ros::Clock>(
         &settings.ros_name("/clock"),

@@ -263,6 +263,24 @@ pub enum BenchCommand {
     Sensors(SensorsBenchArgs),
     /// Camera images and lidar clouds to a convoy, CycloneDDS or rclpy reader: loss and latency
     Images(ImagesBenchArgs),
+    /// What the ROS 2 bridge adds: the same sensor stream read directly and through convoy-bridge
+    Bridge(BridgeBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BridgeBenchArgs {
+    /// What each sample is: image:WxH (rgb8) or cloud:RINGSxPOINTS (x, y, z, intensity f32)
+    #[arg(long, default_value = "image:640x480")]
+    pub payload: crate::bench::images::Shape,
+    /// Samples per second
+    #[arg(long, default_value_t = 30.0)]
+    pub rate: f64,
+    /// Samples counted (after the warm-up)
+    #[arg(long, default_value_t = 300)]
+    pub count: u64,
+    /// Seconds of warm-up traffic before counting (discovery of the bridge's path)
+    #[arg(long, default_value_t = 3.0)]
+    pub warmup: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

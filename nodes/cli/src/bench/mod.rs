@@ -1,5 +1,6 @@
 //! `convoy bench ...`: performance measurements whose numbers go to docs/BENCHMARKS.md.
 
+pub mod bridge;
 pub mod images;
 pub mod latency;
 pub mod lockstep;
@@ -16,5 +17,6 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, command: &BenchCommand) -> Result
         BenchCommand::Lockstep(args) => lockstep::run(domain, qos, args),
         BenchCommand::Sensors(args) => sensors::run(domain, qos, args),
         BenchCommand::Images(args) => images::run(domain, qos, args),
+        BenchCommand::Bridge(args) => bridge::run(domain, qos, args),
     }
 }

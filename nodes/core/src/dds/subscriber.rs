@@ -147,6 +147,13 @@ impl<M: Message> Subscriber<M> {
         Arc::clone(&self.stats)
     }
 
+    /// Declares that this reader wants the latest samples only (a bridge following the clock
+    /// while it forwards large samples): samples overwritten before they were taken are still
+    /// counted in the stats, but not reported as falling behind.
+    pub fn latest_only(&mut self) {
+        self.logged_loss = true;
+    }
+
     /// Takes up to `max` samples that are there now, without blocking.
     pub fn take(&mut self, max: usize) -> Vec<Received<M>> {
         let mut raw: Vec<(M, SampleInfo)> = Vec::new();

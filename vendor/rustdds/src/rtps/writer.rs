@@ -845,6 +845,16 @@ impl Writer {
   }
 
   pub fn process_pending(&mut self) {
+    self.process_pending_samples();
+    // convoy change 20: someone waits for acknowledgements (`wait_for_acknowledgments`):
+    // ask the readers now instead of at the next periodic heartbeat (piggybacked heartbeats
+    // ask for answers only now and then, change 17).
+    if self.send_buffer.take_ack_request() && self.is_reliable() {
+      self.handle_heartbeat_tick(false);
+    }
+  }
+
+  fn process_pending_samples(&mut self) {
     // The doorbell enqueues this writer's id and then wakes. A sample admitted
     // while we are here pushes another id, so the next wake runs us again. The
     // shared buffer's `last_seq` is the source of truth.

@@ -90,6 +90,8 @@ struct Shared {
   // late-joining readers, so pre-match trimming is disabled.
   volatile: bool,
   topic_name: String,
+  // convoy change 20: a `wait_for_acknowledgments` caller wants the readers asked now.
+  ack_requested: std::sync::atomic::AtomicBool,
 }
 
 /// A shared, flow-controlled buffer of samples between a `DataWriter`
@@ -138,8 +140,26 @@ impl WriterSendBuffer {
         is_builtin,
         volatile,
         topic_name,
+        ack_requested: std::sync::atomic::AtomicBool::new(false),
       }),
     }
+  }
+
+  /// convoy change 20: asks the writer (woken by the doorbell) to send a HEARTBEAT that
+  /// readers must answer, for a `wait_for_acknowledgments` caller.
+  pub fn request_ack(&self) {
+    self
+      .shared
+      .ack_requested
+      .store(true, std::sync::atomic::Ordering::Release);
+  }
+
+  /// Whether an acknowledgement was requested since the last call (and clears it).
+  pub fn take_ack_request(&self) -> bool {
+    self
+      .shared
+      .ack_requested
+      .swap(false, std::sync::atomic::Ordering::AcqRel)
   }
 
   // --- predicates (must be called while holding the lock) ---

@@ -454,6 +454,9 @@ where
         // Wait until every matched reliable reader has acknowledged everything we
         // have written so far (the current last sequence number), or we time out.
         let target = self.send_buffer.last_change_sequence_number();
+        // convoy change 20: have the writer ask the readers for acknowledgements now.
+        self.send_buffer.request_ack();
+        self.ring_doorbell();
         Ok(self.send_buffer.wait_for_acked_through(target, max_wait))
       }
     } // match

@@ -1,0 +1,335 @@
+//! `convoy bench bridge`: what the ROS 2 bridge adds. A writer publishes camera images (or
+//! lidar clouds) on a convoy sensor topic, stamped with the wall clock; a `convoy-bridge`
+//! process turns them into sensor_msgs; two readers in this process take the same stream at
+//! once, one on the convoy topic (no bridge) and one as a ROS 2 subscriber (rustdds, plain CDR,
+//! `rt/...`) of the bridge's output. Latency is arrival minus the stamp (the bridge keeps
+//! it), so the difference of the two medians is the bridge's cost, measured on the same
+//! samples; images/s and points/s are counted on both sides.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use convoy_core::dds::Node;
+use convoy_core::messages::{self, PointFieldType, SensorHeader};
+use convoy_core::qos::QosSpec;
+use convoy_core::ros_msgs::{self, dds_topic};
+use convoy_core::topics::{self, TopicClass};
+
+use crate::args::BridgeBenchArgs;
+use crate::bench::images::Shape;
+use crate::graph::sibling_binary;
+
+/// The bench's agent and sensor names (the bridge's ROS topics follow from them).
+const AGENT: &str = "bench";
+const CAMERA: &str = "cam";
+const LIDAR: &str = "lidar";
+
+fn wall_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// One side's arrivals: (stamp, latency, arrival) per distinct sample.
+#[derive(Default)]
+struct Arrivals {
+    stamps: BTreeSet<i64>,
+    samples: Vec<(i64, f64, Instant)>,
+}
+
+impl Arrivals {
+    fn record(&mut self, stamp_ns: i64) {
+        if stamp_ns <= 0 || !self.stamps.insert(stamp_ns) {
+            return;
+        }
+        let latency_ms = (wall_ns() - stamp_ns) as f64 / 1e6;
+        self.samples.push((stamp_ns, latency_ms, Instant::now()));
+    }
+
+    /// (received, per second, p50 ms, p99 ms) of the samples stamped at or after `from_ns`.
+    fn summary(&self, from_ns: i64) -> (usize, f64, f64, f64) {
+        let counted: Vec<&(i64, f64, Instant)> =
+            self.samples.iter().filter(|s| s.0 >= from_ns).collect();
+        let mut latencies: Vec<f64> = counted.iter().map(|s| s.1).collect();
+        latencies.sort_by(f64::total_cmp);
+        let n = latencies.len();
+        let pct = |p: f64| {
+            if n == 0 {
+                0.0
+            } else {
+                latencies[((n - 1) as f64 * p).round() as usize]
+            }
+        };
+        let rate = match (counted.first(), counted.last()) {
+            (Some(a), Some(b)) if n > 1 && b.2 > a.2 => (n - 1) as f64 / (b.2 - a.2).as_secs_f64(),
+            _ => 0.0,
+        };
+        (n, rate, pct(0.5), pct(0.99))
+    }
+}
+
+/// The writer of the bench's sensor topic.
+enum SensorWriter {
+    Image(convoy_core::dds::Publisher<messages::Image>),
+    Cloud(convoy_core::dds::Publisher<messages::PointCloud>),
+}
+
+/// The bridge process, stopped on drop.
+struct BridgeProcess(Child);
+
+impl Drop for BridgeProcess {
+    fn drop(&mut self) {
+        if let Ok(pid) = libc::pid_t::try_from(self.0.id()) {
+            // SAFETY: kill(2) on our own child.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let _ = self.0.wait();
+    }
+}
+
+pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result<()> {
+    let shape = args.payload;
+    let dir = std::env::temp_dir().join(format!("convoy-bench-bridge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let (sensor, kind, extra, output) = match shape {
+        Shape::Image { width, height } => (
+            CAMERA,
+            "camera",
+            format!("width = {width}\nheight = {height}\n"),
+            "image",
+        ),
+        Shape::Cloud { rings, points } => (
+            LIDAR,
+            "lidar",
+            format!("channels = {rings}\ncolumns = {points}\n"),
+            "points",
+        ),
+    };
+    let scenario = dir.join("scenario.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "[scenario]\nname = \"bench_bridge\"\nseed = 1\ndt = 0.05\n\n[[agents]]\nid = \
+             \"{AGENT}\"\nstart = {{ x = 0.0, y = 0.0 }}\ncontroller = {{ kind = \"external\" \
+             }}\n[[agents.sensors]]\nid = \"{sensor}\"\nkind = \"{kind}\"\nrate = 10.0\n{extra}"
+        ),
+    )?;
+    // x, y, z, intensity float32 in and out: the bytes cross unchanged.
+    let settings = dir.join("bridge.toml");
+    std::fs::write(
+        &settings,
+        "[ros2]\nnode_name = \"convoy_bench_bridge\"\npoint_cloud = \"xyzi\"\n",
+    )?;
+    let mut command = Command::new(sibling_binary("convoy-bridge")?);
+    command
+        .arg(&scenario)
+        .args([
+            "--domain",
+            &domain.to_string(),
+            "--name",
+            "bench",
+            "--config",
+        ])
+        .arg(&settings)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if let Some(q) = qos {
+        command.args(["--qos", &q.to_string()]);
+    }
+    let mut child = command.spawn().context("cannot start convoy-bridge")?;
+    let stdout = child.stdout.take().context("bridge stdout")?;
+    let bridge = BridgeProcess(child);
+    let mut lines = BufReader::new(stdout).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.contains(" ready: ") => break,
+            Some(Ok(_)) => continue,
+            _ => bail!("convoy-bridge stopped before it was ready"),
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+
+    let convoy_topic = topics::sensor(AGENT, sensor);
+    let ros_topic = dds_topic(&format!("/{AGENT}/{sensor}/{output}"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer_node = Node::new(domain, "bench/bridge/writer", crate::load_qos(qos)?)?;
+    let direct_node = Node::new(domain, "bench/bridge/direct", crate::load_qos(qos)?)?;
+    let ros_node = Node::new(domain, "bench/bridge/ros", crate::load_qos(qos)?)?;
+
+    // Readers first, on threads of their own.
+    let direct = {
+        let stop = stop.clone();
+        let image = matches!(shape, Shape::Image { .. });
+        let node = direct_node.clone();
+        let topic = convoy_topic.clone();
+        std::thread::spawn(move || -> Result<Arrivals> {
+            let mut a = Arrivals::default();
+            if image {
+                let mut sub = node.subscriber::<messages::Image>(&topic, TopicClass::Sensor)?;
+                while !stop.load(Ordering::Relaxed) {
+                    for s in sub.take_wait(16, Duration::from_millis(20)) {
+                        a.record(s.value.header.stamp_ns);
+                    }
+                }
+            } else {
+                let mut sub =
+                    node.subscriber::<messages::PointCloud>(&topic, TopicClass::Sensor)?;
+                while !stop.load(Ordering::Relaxed) {
+                    for s in sub.take_wait(16, Duration::from_millis(20)) {
+                        a.record(s.value.header.stamp_ns);
+                    }
+                }
+            }
+            Ok(a)
+        })
+    };
+    let via_bridge = {
+        let stop = stop.clone();
+        let image = matches!(shape, Shape::Image { .. });
+        let node = ros_node.clone();
+        let topic = ros_topic.clone();
+        std::thread::spawn(move || -> Result<Arrivals> {
+            let mut a = Arrivals::default();
+            if image {
+                let mut sub = node.subscriber::<ros_msgs::Image>(&topic, TopicClass::Sensor)?;
+                while !stop.load(Ordering::Relaxed) {
+                    for s in sub.take_wait(16, Duration::from_millis(20)) {
+                        a.record(s.value.header.stamp.as_ns());
+                    }
+                }
+            } else {
+                let mut sub =
+                    node.subscriber::<ros_msgs::PointCloud2>(&topic, TopicClass::Sensor)?;
+                while !stop.load(Ordering::Relaxed) {
+                    for s in sub.take_wait(16, Duration::from_millis(20)) {
+                        a.record(s.value.header.stamp.as_ns());
+                    }
+                }
+            }
+            Ok(a)
+        })
+    };
+
+    let bytes = shape.bytes();
+    let header = |seq: u64| SensorHeader {
+        agent: AGENT.into(),
+        sensor: sensor.into(),
+        frame: seq,
+        stamp_ns: wall_ns(),
+        seq,
+    };
+    eprintln!(
+        "{shape}: {bytes} bytes x {} at {} Hz, {convoy_topic} -> convoy-bridge -> {ros_topic}",
+        args.count, args.rate
+    );
+    let period = Duration::from_secs_f64(1.0 / args.rate.max(0.1));
+    // Warm-up: discovery of both readers and of the bridge's path (not counted).
+    let warm_until = Instant::now() + Duration::from_secs_f64(args.warmup);
+    let writer = match shape {
+        Shape::Image { .. } => SensorWriter::Image(
+            writer_node.publisher::<messages::Image>(&convoy_topic, TopicClass::Sensor)?,
+        ),
+        Shape::Cloud { .. } => SensorWriter::Cloud(
+            writer_node.publisher::<messages::PointCloud>(&convoy_topic, TopicClass::Sensor)?,
+        ),
+    };
+    let publish = |seq: u64| -> Result<()> {
+        match (&writer, shape) {
+            (SensorWriter::Image(publisher), Shape::Image { width, height }) => {
+                publisher.write(messages::Image {
+                    header: header(seq),
+                    width,
+                    height,
+                    encoding: "rgb8".into(),
+                    step: width * 3,
+                    data: vec![(seq % 251) as u8; bytes],
+                })?;
+            }
+            (SensorWriter::Image(_), Shape::Cloud { .. }) => {
+                bail!("an image writer for a cloud payload")
+            }
+            (SensorWriter::Cloud(publisher), _) => {
+                let fields = ["x", "y", "z", "intensity"]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| messages::PointField {
+                        name: (*name).into(),
+                        offset: 4 * i as u32,
+                        datatype: PointFieldType::Float32,
+                    })
+                    .collect();
+                publisher.write(messages::PointCloud {
+                    header: header(seq),
+                    point_count: (bytes / 16) as u32,
+                    point_step: 16,
+                    fields,
+                    data: vec![0; bytes],
+                })?;
+            }
+        }
+        Ok(())
+    };
+    let mut next = Instant::now();
+    let mut seq = 0u64;
+    while Instant::now() < warm_until {
+        publish(seq)?;
+        seq += 1;
+        next += period;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    // Let the warm-up samples drain, then count from here.
+    std::thread::sleep(Duration::from_millis(300));
+    let counted_from = wall_ns();
+    next = Instant::now();
+    for _ in 0..args.count {
+        publish(seq)?;
+        seq += 1;
+        next += period;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    stop.store(true, Ordering::Relaxed);
+    let collect = |h: std::thread::JoinHandle<Result<Arrivals>>| -> Result<Arrivals> {
+        h.join()
+            .map_err(|_| anyhow::anyhow!("reader thread panicked"))?
+    };
+    let direct = collect(direct)?;
+    let via = collect(via_bridge)?;
+    drop(bridge);
+    let _ = std::fs::remove_dir_all(&dir);
+    let points = match shape {
+        Shape::Cloud { rings, points } => f64::from(rings * points),
+        Shape::Image { .. } => 0.0,
+    };
+    let (dn, drate, dp50, dp99) = direct.summary(counted_from);
+    let (vn, vrate, vp50, vp99) = via.summary(counted_from);
+    let total = args.count as usize;
+    println!("{shape}  path            received   per s  points/s   p50 ms   p99 ms");
+    for (name, n, rate, p50, p99) in [
+        ("convoy reader ", dn, drate, dp50, dp99),
+        ("through bridge", vn, vrate, vp50, vp99),
+    ] {
+        println!(
+            "{shape}  {name}  {n:>5}/{total:<5} {rate:>6.1} {:>9.0} {p50:>8.2} {p99:>8.2}",
+            rate * points
+        );
+    }
+    println!(
+        "{shape}  bridge adds p50 {:.2} ms; delivers {:.0}% of the direct rate",
+        vp50 - dp50,
+        if drate > 0.0 {
+            100.0 * vrate / drate
+        } else {
+            0.0
+        }
+    );
+    Ok(())
+}
