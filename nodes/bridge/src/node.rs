@@ -30,7 +30,7 @@ use convoy_core::scenario::{Scenario, SensorKind};
 use convoy_core::status::StatusBeacon;
 use convoy_core::topics::{self, TopicClass};
 
-use crate::config::{cmd_vel_topic, sensor_outputs, BridgeFile, Ros2Settings};
+use crate::config::{cmd_vel_topic, sensor_outputs, BridgeFile, PointCloudLayout, Ros2Settings};
 use crate::convert::{self, Command, CommandLimits};
 use crate::ros2::{RosQos, RosSide};
 
@@ -226,69 +226,36 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
                 {
                     continue;
                 }
-                let route: Box<dyn Forward> = match sensor.kind {
-                    SensorKind::Camera => Box::new(route(
-                        &node,
-                        &mut ros,
-                        &mut waitset,
-                        &convoy_topic,
-                        ros_topic,
-                        stream,
-                        |m: Image| Ok(convert::image(m)),
-                    )?),
-                    SensorKind::Lidar => {
-                        let to_ros: fn(PointCloud) -> Result<ros::PointCloud2, String> =
-                            match settings.point_cloud {
-                                crate::config::PointCloudLayout::Xyzirc => |m| {
-                                    convert::point_cloud(
-                                        &m,
-                                        crate::config::PointCloudLayout::Xyzirc,
-                                    )
-                                    .map_err(|e| e.to_string())
-                                },
-                                crate::config::PointCloudLayout::Xyzi => |m| {
-                                    convert::point_cloud(&m, crate::config::PointCloudLayout::Xyzi)
-                                        .map_err(|e| e.to_string())
-                                },
-                            };
-                        Box::new(route(
-                            &node,
-                            &mut ros,
-                            &mut waitset,
-                            &convoy_topic,
-                            ros_topic,
-                            stream,
-                            to_ros,
-                        )?)
+                let mut make = RouteMaker {
+                    node: &node,
+                    ros: &mut ros,
+                    waitset: &mut waitset,
+                    qos: stream,
+                    convoy_topic: &convoy_topic,
+                    ros_topic,
+                };
+                let route = match (sensor.kind, settings.point_cloud) {
+                    (SensorKind::Camera, _) => make.route(|m: Image| Ok(convert::image(m)))?,
+                    (SensorKind::Lidar, PointCloudLayout::Xyzirc) => {
+                        make.route(|m: PointCloud| {
+                            convert::point_cloud(&m, PointCloudLayout::Xyzirc)
+                                .map_err(|e| e.to_string())
+                        })?
                     }
-                    SensorKind::Imu => Box::new(route(
-                        &node,
-                        &mut ros,
-                        &mut waitset,
-                        &convoy_topic,
-                        ros_topic,
-                        stream,
-                        |m: Imu| Ok(convert::imu(&m)),
-                    )?),
-                    SensorKind::Gnss => Box::new(route(
-                        &node,
-                        &mut ros,
-                        &mut waitset,
-                        &convoy_topic,
-                        ros_topic,
-                        stream,
-                        |m: GnssFix| Ok(convert::nav_sat_fix(&m)),
-                    )?),
-                    SensorKind::Odometry => Box::new(route(
-                        &node,
-                        &mut ros,
-                        &mut waitset,
-                        &convoy_topic,
-                        ros_topic,
-                        stream,
-                        |m: Odometry| Ok(convert::odometry(&m)),
-                    )?),
-                    SensorKind::Radar => continue,
+                    (SensorKind::Lidar, PointCloudLayout::Xyzi) => {
+                        make.route(|m: PointCloud| {
+                            convert::point_cloud(&m, PointCloudLayout::Xyzi)
+                                .map_err(|e| e.to_string())
+                        })?
+                    }
+                    (SensorKind::Imu, _) => make.route(|m: Imu| Ok(convert::imu(&m)))?,
+                    (SensorKind::Gnss, _) => {
+                        make.route(|m: GnssFix| Ok(convert::nav_sat_fix(&m)))?
+                    }
+                    (SensorKind::Odometry, _) => {
+                        make.route(|m: Odometry| Ok(convert::odometry(&m)))?
+                    }
+                    (SensorKind::Radar, _) => continue,
                 };
                 routes.push(route);
             }
@@ -391,26 +358,36 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
     Ok(())
 }
 
-/// A route from `convoy_topic` to `ros_topic`, attached to the wait set.
-fn route<I: Message, O: RosMessage>(
-    node: &Node,
-    ros: &mut RosSide,
-    waitset: &mut WaitSet,
-    convoy_topic: &str,
-    ros_topic: String,
+/// What every route of one sensor output is made from.
+struct RouteMaker<'a> {
+    node: &'a Node,
+    ros: &'a mut RosSide,
+    waitset: &'a mut WaitSet,
     qos: RosQos,
-    convert: fn(I) -> Result<O, String>,
-) -> Result<Route<I, O>> {
-    let mut sub = node.subscriber::<I>(convoy_topic, TopicClass::Sensor)?;
-    let token = sub.attach(waitset)?;
-    let out = ros.publisher::<O>(&ros_topic, qos)?;
-    Ok(Route {
-        ros_topic,
-        sub,
-        token,
-        out,
-        convert,
-    })
+    convoy_topic: &'a str,
+    ros_topic: String,
+}
+
+impl RouteMaker<'_> {
+    /// A route from the convoy topic to the ROS topic through `convert`, attached to the wait
+    /// set.
+    fn route<I: Message, O: RosMessage>(
+        &mut self,
+        convert: fn(I) -> Result<O, String>,
+    ) -> Result<Box<dyn Forward>> {
+        let mut sub = self
+            .node
+            .subscriber::<I>(self.convoy_topic, TopicClass::Sensor)?;
+        let token = sub.attach(self.waitset)?;
+        let out = self.ros.publisher::<O>(&self.ros_topic, self.qos)?;
+        Ok(Box::new(Route {
+            ros_topic: self.ros_topic.clone(),
+            sub,
+            token,
+            out,
+            convert,
+        }))
+    }
 }
 
 impl Bridge {
