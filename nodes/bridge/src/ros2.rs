@@ -16,6 +16,11 @@ use rustdds::{QosPolicies, QosPolicyBuilder, TopicKind};
 
 use crate::config::Ros2Settings;
 
+/// rcl_interfaces/ParameterEvent, which every ROS node publishes on `/parameter_events`.
+const PARAMETER_EVENT_TYPE: &str = "rcl_interfaces::msg::dds_::ParameterEvent_";
+const PARAMETER_EVENT_HASH: &str =
+    "RIHS01_043e627780fcad87a22d225bc2a037361dba713fca6a6b9f4b869a5aa0393204";
+
 /// Something on the ROS side could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum RosSetupError {
@@ -85,6 +90,12 @@ impl RosSide {
                 domain,
                 reason: e.to_string(),
             })?;
+        // ros2-client's node creates `/parameter_events` itself, without a way to pass QoS:
+        // its type hash comes from the participant (vendored rustdds change 21).
+        participant.set_type_user_data(
+            PARAMETER_EVENT_TYPE,
+            format!("typehash={PARAMETER_EVENT_HASH};").into_bytes(),
+        );
         let context = Context::from_domain_participant(participant).map_err(|e| {
             RosSetupError::Participant {
                 domain,

@@ -593,6 +593,20 @@ impl DomainParticipant {
     self.dpi.lock().ok().and_then(|g| g.only_networks())
   }
 
+  /// convoy change 21: the USER_DATA that endpoints of type `type_name` announce when their
+  /// own QoS sets none (see `QosPolicies::with_user_data`), for endpoints created by code that
+  /// does not pass QoS through, e.g. a ROS library's built-in topics (ROS 2 reads the type hash
+  /// from there). Applies to endpoints created after the call.
+  pub fn set_type_user_data(&self, type_name: &str, user_data: Vec<u8>) {
+    if let Ok(g) = self.dpi.lock() {
+      g.set_type_user_data(type_name, user_data);
+    }
+  }
+
+  pub(crate) fn type_user_data(&self, type_name: &str) -> Option<Vec<u8>> {
+    self.dpi.lock().ok().and_then(|g| g.type_user_data(type_name))
+  }
+
   /// Gets all DiscoveredTopics from DDS network
   ///
   /// # Examples
@@ -1149,6 +1163,14 @@ impl DomainParticipantDisc {
     self.dpi.only_networks()
   }
 
+  fn set_type_user_data(&self, type_name: &str, user_data: Vec<u8>) {
+    self.dpi.set_type_user_data(type_name, user_data);
+  }
+
+  pub(crate) fn type_user_data(&self, type_name: &str) -> Option<Vec<u8>> {
+    self.dpi.type_user_data(type_name)
+  }
+
   #[cfg(feature = "security")] // just to avoid warning
   pub(crate) fn qos(&self) -> QosPolicies {
     self.dpi.qos()
@@ -1265,6 +1287,8 @@ pub(crate) struct DomainParticipantInner {
   security_plugins_handle: Option<SecurityPluginsHandle>,
 
   only_networks: Option<Arc<[IpAddr]>>,
+  // convoy change 21: USER_DATA for endpoints of a type whose own QoS sets none.
+  type_user_data: Mutex<std::collections::BTreeMap<String, Vec<u8>>>,
 }
 
 impl Drop for DomainParticipantInner {
@@ -1546,6 +1570,7 @@ impl DomainParticipantInner {
       self_locators,
       security_plugins_handle,
       only_networks,
+      type_user_data: Mutex::new(std::collections::BTreeMap::new()),
     })
   }
 
@@ -1555,6 +1580,20 @@ impl DomainParticipantInner {
 
   pub(crate) fn only_networks(&self) -> Option<Arc<[IpAddr]>> {
     self.only_networks.clone()
+  }
+
+  fn set_type_user_data(&self, type_name: &str, user_data: Vec<u8>) {
+    if let Ok(mut map) = self.type_user_data.lock() {
+      map.insert(type_name.to_string(), user_data);
+    }
+  }
+
+  pub(crate) fn type_user_data(&self, type_name: &str) -> Option<Vec<u8>> {
+    self
+      .type_user_data
+      .lock()
+      .ok()
+      .and_then(|m| m.get(type_name).cloned())
   }
 
   #[cfg(feature = "security")] // just to avoid warning

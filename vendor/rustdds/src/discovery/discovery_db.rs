@@ -710,11 +710,13 @@ impl DiscoveryDB {
       reader_proxy: ReaderProxy::from(reader_proxy),
       subscription_topic_data: subscription_data,
       content_filter,
-      // convoy change 18: the reader's USER_DATA policy goes out with its discovery data.
+      // convoy change 18: the reader's USER_DATA policy goes out with its discovery data
+      // (change 21: else the participant's USER_DATA for the type, if any).
       user_data: reader
         .qos_policy
         .user_data()
         .map(|u| u.value.clone())
+        .or_else(|| domain_participant.type_user_data(topic.get_type().name()))
         .unwrap_or_default(),
     }
   }
@@ -1079,6 +1081,39 @@ mod tests {
     );
     // Done once: nothing left to refill.
     assert!(discovery_db.refill_endpoint_locators(prefix).0.is_empty());
+  }
+
+  // convoy change 21: a writer whose QoS sets no USER_DATA announces its type's, when the
+  // participant has one; its own QoS wins.
+  #[test]
+  fn discdb_writer_user_data_from_the_participant() {
+    let domain_participant =
+      DomainParticipant::new(test_domain_id(0)).expect("Failed to create participant");
+    domain_participant.set_type_user_data("RandomData", b"typehash=RIHS01_00;".to_vec());
+    let topic = domain_participant
+      .create_topic(
+        "UserDataTopic".to_string(),
+        "RandomData".to_string(),
+        &QosPolicies::qos_none(),
+        TopicKind::WithKey,
+      )
+      .unwrap();
+    let publisher = domain_participant
+      .create_publisher(&QosPolicies::qos_none())
+      .unwrap();
+    let plain = publisher
+      .create_datawriter::<RandomData, CDRSerializerAdapter<RandomData, LittleEndian>>(&topic, None)
+      .unwrap();
+    let data = DiscoveredWriterData::new(&plain, &topic, &domain_participant, None);
+    assert_eq!(data.user_data, b"typehash=RIHS01_00;".to_vec());
+    let own = publisher
+      .create_datawriter::<RandomData, CDRSerializerAdapter<RandomData, LittleEndian>>(
+        &topic,
+        Some(QosPolicies::qos_none().with_user_data(b"mine".to_vec())),
+      )
+      .unwrap();
+    let data = DiscoveredWriterData::new(&own, &topic, &domain_participant, None);
+    assert_eq!(data.user_data, b"mine".to_vec());
   }
 
   #[test]

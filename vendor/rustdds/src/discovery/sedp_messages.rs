@@ -811,11 +811,13 @@ impl DiscoveredWriterData {
     Self {
       last_updated: Instant::now(),
       writer_proxy,
-      // convoy change 18: the writer's USER_DATA policy goes out with its discovery data.
+      // convoy change 18: the writer's USER_DATA policy goes out with its discovery data
+      // (change 21: else the participant's USER_DATA for the type, if any).
       user_data: writer
         .qos()
         .user_data()
         .map(|u| u.value.clone())
+        .or_else(|| dp.type_user_data(topic.get_type().name()))
         .unwrap_or_default(),
       publication_topic_data,
     }
