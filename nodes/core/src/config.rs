@@ -8,11 +8,13 @@ use serde::de::DeserializeOwned;
 /// A TOML file that cannot be used, with where.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{file}: cannot read {what}: {source}")]
+    // `error` rather than `source`: the message already says it, and a source would be
+    // printed twice by `{:#}`.
+    #[error("{file}: cannot read {what}: {error}")]
     Io {
         what: &'static str,
         file: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{file}:{line}: {message}")]
     Invalid {
@@ -25,10 +27,10 @@ pub enum ConfigError {
 /// Reads `path`; returns its text and the label errors use for it.
 pub fn read(path: &Path, what: &'static str) -> Result<(String, String), ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
         what,
         file: file.clone(),
-        source,
+        error,
     })?;
     Ok((text, file))
 }
