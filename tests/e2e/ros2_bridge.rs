@@ -714,3 +714,61 @@ fn a_held_frame_without_a_stack_times_out_and_says_so() {
         l.contains("] done: 4 frames")
     });
 }
+
+#[test]
+fn a_subscriber_killed_mid_run_does_not_slow_the_bridge_for_the_next() {
+    watchdog("bridge dead reader", Duration::from_secs(240));
+    let _turn = take_turn();
+    let d = domain::BRIDGE_DEAD_READER;
+    let (_dir, scenario, bridge) = scratch("dead_reader", "[ros2]\n");
+    let mut run = run_with_bridge(
+        d,
+        &scenario,
+        &bridge,
+        &["--mode", "async", "--duration", "600"],
+    );
+    let run_lines = all_lines(&mut run);
+    let topics = [
+        "--topic",
+        "/ego/odom/odom:odom",
+        "--topic",
+        "/ego/front/image:image",
+        "--count",
+        "100000",
+    ];
+    // A subscriber that receives, then dies without a word (SIGKILL: no unregistering; its
+    // readers stay matched until its lease lapses).
+    let mut args: Vec<&str> = topics.to_vec();
+    args.extend(["--timeout", "60"]);
+    let (mut doomed, lines) =
+        start_python("doomed probe", &mut python_node("ros2_probe.py", d, &args));
+    for _ in 0..20 {
+        wait_for_line(&lines, Duration::from_secs(60), "a message", |l| {
+            l.contains("\"msg\"")
+        });
+    }
+    doomed.child.kill().expect("SIGKILL the probe");
+    let _ = doomed.child.wait();
+
+    // The next subscriber gets the full rate: odometry at 20 Hz, the camera at 10 Hz of
+    // real time, for 10 s (minus discovery).
+    let mut args: Vec<&str> = topics.to_vec();
+    args.extend(["--timeout", "10", "--name", "next_probe"]);
+    let (_next, lines) = start_python("next probe", &mut python_node("ros2_probe.py", d, &args));
+    let out = collect_until_done(&lines, Duration::from_secs(60));
+    let done = out.last().expect("done line");
+    let odom = done["counts"]["/ego/odom/odom"].as_u64().unwrap_or(0);
+    let images = done["counts"]["/ego/front/image"].as_u64().unwrap_or(0);
+    assert!(
+        odom >= 140 && images >= 70,
+        "after a dead subscriber: {done}"
+    );
+    let blocked: Vec<String> = run_lines
+        .try_iter()
+        .filter(|l| l.contains("cannot publish"))
+        .collect();
+    assert!(
+        blocked.is_empty(),
+        "the bridge's writes blocked: {blocked:?}"
+    );
+}

@@ -56,6 +56,7 @@ pub mod domain {
     pub const BRIDGE_COMMANDS: u32 = 65;
     pub const BRIDGE_HOLD: u32 = 66;
     pub const BRIDGE_HOLD_TIMEOUT: u32 = 67;
+    pub const BRIDGE_DEAD_READER: u32 = 68;
 }
 
 /// The repository root (this crate lives in `tests/`).

@@ -85,11 +85,12 @@ pub struct RosSide {
 impl RosSide {
     /// Joins ROS domain `domain` as the node the settings name.
     pub fn new(settings: &Ros2Settings, domain: u32) -> Result<RosSide, RosSetupError> {
-        let participant =
-            convoy_core::dds::participant(domain).map_err(|e| RosSetupError::Participant {
+        let participant = convoy_core::dds::participant(domain, true).map_err(|e| {
+            RosSetupError::Participant {
                 domain,
                 reason: e.to_string(),
-            })?;
+            }
+        })?;
         // ros2-client's node creates `/parameter_events` itself, without a way to pass QoS:
         // its type hash comes from the participant (vendored rustdds change 21).
         participant.set_type_user_data(

@@ -133,8 +133,11 @@ fn check_node_id(id: &str) -> Result<(), NodeError> {
 
 /// A DDS participant on `domain` with convoy's transport settings (docs/TRANSPORT.md, from
 /// the environment): every participant a convoy process makes comes from here, the ROS 2
-/// bridge's included.
-pub fn participant(domain: u32) -> Result<DomainParticipant, NodeError> {
+/// bridge's included. `keep_last_replaces`: reliable KEEP_LAST writers replace their oldest
+/// samples instead of waiting for a reader's acknowledgement (vendored rustdds change 22) —
+/// for writers to readers convoy does not control (the bridge's ROS side), where a reader that
+/// died must not slow the others; convoy's own nodes keep the back-pressure.
+pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainParticipant, NodeError> {
     let domain_id = check_domain_id(domain)?;
     let fail = |e: &dyn std::fmt::Display| NodeError::Participant {
         domain,
@@ -148,6 +151,7 @@ pub fn participant(domain: u32) -> Result<DomainParticipant, NodeError> {
         .max_datagram_payload(transport.max_datagram)
         .fragment_size(transport.fragment_size)
         .max_unacked_bytes(transport.window)
+        .keep_last_replaces_unacked(keep_last_replaces)
         .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
         .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)
         .build()
@@ -179,7 +183,7 @@ impl Node {
             domain,
             reason: e.to_string(),
         };
-        let participant = participant(domain)?;
+        let participant = participant(domain, false)?;
         let publisher = participant
             .create_publisher(&QosPolicies::qos_none())
             .map_err(|e| fail(&e))?;

@@ -168,6 +168,18 @@ impl DomainParticipantBuilder {
     self
   }
 
+  /// convoy change 22: reliable KEEP_LAST writers of this participant replace
+  /// their oldest samples when the window is full, acknowledged or not, as DDS's
+  /// KEEP_LAST says, instead of blocking the application (up to
+  /// `max_blocking_time`) until a reader acknowledges. A reader that stopped
+  /// answering (its process died, its lease has not lapsed yet) then no longer
+  /// slows the writer for every other reader; a reader behind gets the newest
+  /// samples and a HEARTBEAT saying the older ones are gone.
+  pub fn keep_last_replaces_unacked(mut self, replaces: bool) -> Self {
+    self.transport.keep_last_replaces_unacked = replaces;
+    self
+  }
+
   /// Serialized-payload bytes per DATAFRAG fragment (convoy change 9; default
   /// 1280, one fragment per 1500-byte datagram). Clamped to 256..=60,000.
   pub fn fragment_size(mut self, bytes: usize) -> Self {
@@ -605,6 +617,14 @@ impl DomainParticipant {
 
   pub(crate) fn type_user_data(&self, type_name: &str) -> Option<Vec<u8>> {
     self.dpi.lock().ok().and_then(|g| g.type_user_data(type_name))
+  }
+
+  pub(crate) fn keep_last_replaces_unacked(&self) -> bool {
+    self
+      .dpi
+      .lock()
+      .ok()
+      .is_some_and(|g| g.keep_last_replaces_unacked())
   }
 
   /// Gets all DiscoveredTopics from DDS network
@@ -1167,6 +1187,10 @@ impl DomainParticipantDisc {
     self.dpi.set_type_user_data(type_name, user_data);
   }
 
+  pub(crate) fn keep_last_replaces_unacked(&self) -> bool {
+    self.dpi.keep_last_replaces_unacked()
+  }
+
   pub(crate) fn type_user_data(&self, type_name: &str) -> Option<Vec<u8>> {
     self.dpi.type_user_data(type_name)
   }
@@ -1287,6 +1311,8 @@ pub(crate) struct DomainParticipantInner {
   security_plugins_handle: Option<SecurityPluginsHandle>,
 
   only_networks: Option<Arc<[IpAddr]>>,
+  // convoy change 22.
+  keep_last_replaces_unacked: bool,
   // convoy change 21: USER_DATA for endpoints of a type whose own QoS sets none.
   type_user_data: Mutex<std::collections::BTreeMap<String, Vec<u8>>>,
 }
@@ -1339,6 +1365,7 @@ impl DomainParticipantInner {
     let _dummy = _qos_policies; // to make clippy happy
 
     let only_networks: Option<Arc<[IpAddr]>> = only_networks.map(|v| v.into());
+    let keep_last_replaces_unacked = transport.keep_last_replaces_unacked;
 
     let mut listeners = HashMap::new();
 
@@ -1570,6 +1597,7 @@ impl DomainParticipantInner {
       self_locators,
       security_plugins_handle,
       only_networks,
+      keep_last_replaces_unacked,
       type_user_data: Mutex::new(std::collections::BTreeMap::new()),
     })
   }
@@ -1580,6 +1608,10 @@ impl DomainParticipantInner {
 
   pub(crate) fn only_networks(&self) -> Option<Arc<[IpAddr]>> {
     self.only_networks.clone()
+  }
+
+  pub(crate) fn keep_last_replaces_unacked(&self) -> bool {
+    self.keep_last_replaces_unacked
   }
 
   fn set_type_user_data(&self, type_name: &str, user_data: Vec<u8>) {

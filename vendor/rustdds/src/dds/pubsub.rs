@@ -555,6 +555,14 @@ impl InnerPublisher {
       window_limit,
       backlog_limit,
       max_retain,
+    )
+    // convoy change 22: KEEP_LAST (the default history) replaces unacknowledged samples
+    // when the participant asks for it.
+    .replacing_unacked(
+      matches!(
+        writer_qos.history(),
+        None | Some(policy::History::KeepLast { .. })
+      ) && dp.keep_last_replaces_unacked(),
     );
     // Doorbell: enqueue this writer's entity id and wake the participant poll.
     let doorbell = Doorbell::new(guid.entity_id, self.writer_ready.clone());

@@ -71,6 +71,10 @@ pub struct TransportTuning {
   /// this (a sample larger than it goes when nothing is in flight). None: no
   /// limit but the history depth.
   pub max_unacked_bytes: Option<usize>,
+  /// convoy change 22: a reliable KEEP_LAST writer replaces its oldest samples
+  /// when its window is full, acknowledged or not (DDS's KEEP_LAST), instead of
+  /// blocking the application until a reader acknowledges.
+  pub keep_last_replaces_unacked: bool,
 }
 
 impl Default for TransportTuning {
@@ -82,6 +86,7 @@ impl Default for TransportTuning {
       max_datagram_payload: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
       max_unacked_bytes: None,
+      keep_last_replaces_unacked: false,
     }
   }
 }

@@ -412,7 +412,17 @@ impl Writer {
   /// convoy change 14: bytes of samples pushed out but not yet acknowledged by
   /// every matched reader.
   fn unacked_bytes(&self) -> usize {
-    let Some(oldest_unacked) = self.readers.values().map(|rp| rp.all_acked_before).min() else {
+    let first = self.send_buffer.first_change_sequence_number();
+    let replaces = self.send_buffer.replaces_unacked();
+    let Some(oldest_unacked) = self
+      .readers
+      .values()
+      .map(|rp| rp.all_acked_before)
+      // convoy change 22: a reader already behind the kept history (replaced samples it
+      // never acknowledged: it is gone or far behind) does not hold the window shut.
+      .filter(|acked| !replaces || *acked >= first)
+      .min()
+    else {
       return 0;
     };
     let mut bytes = 0;

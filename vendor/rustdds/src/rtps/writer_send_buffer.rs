@@ -90,6 +90,9 @@ struct Shared {
   // late-joining readers, so pre-match trimming is disabled.
   volatile: bool,
   topic_name: String,
+  // convoy change 22: a reliable KEEP_LAST writer that replaces unacknowledged samples
+  // instead of blocking (see `DomainParticipantBuilder::keep_last_replaces_unacked`).
+  replaces_unacked: bool,
   // convoy change 20: a `wait_for_acknowledgments` caller wants the readers asked now.
   ack_requested: std::sync::atomic::AtomicBool,
 }
@@ -140,9 +143,24 @@ impl WriterSendBuffer {
         is_builtin,
         volatile,
         topic_name,
+        replaces_unacked: false,
         ack_requested: std::sync::atomic::AtomicBool::new(false),
       }),
     }
+  }
+
+  /// convoy change 22: a reliable KEEP_LAST writer's buffer that replaces its oldest
+  /// samples, acknowledged or not, instead of blocking admission (set on a fresh buffer).
+  #[must_use]
+  pub fn replacing_unacked(mut self, replaces: bool) -> Self {
+    if let Some(shared) = Arc::get_mut(&mut self.shared) {
+      shared.replaces_unacked = replaces && shared.reliable_writer && !shared.is_builtin;
+    }
+    self
+  }
+
+  pub fn replaces_unacked(&self) -> bool {
+    self.shared.replaces_unacked
   }
 
   /// convoy change 20: asks the writer (woken by the doorbell) to send a HEARTBEAT that
@@ -176,9 +194,10 @@ impl WriterSendBuffer {
       return true;
     }
 
-    if !may_block {
-      // Best-effort write that must not block (DDS v1.4 2.2.2.4.2.11 default).
-      // Never throttle admission.
+    if !may_block || shared.replaces_unacked {
+      // Best-effort write that must not block (DDS v1.4 2.2.2.4.2.11 default),
+      // or (convoy change 22) a KEEP_LAST writer that replaces its oldest
+      // samples: never throttle admission; `insert_locked` keeps the newest.
       return true;
     }
 
@@ -310,6 +329,7 @@ impl WriterSendBuffer {
     // Built-in (discovery) writers are always exempt to never lose discovery data.
     let trim_keep_last = !shared.is_builtin
       && (!may_block
+        || shared.replaces_unacked
         || (shared.reliable_writer && shared.volatile && !inner.reliable_readers_present));
     if trim_keep_last {
       while inner.changes.len() > inner.max_retain {
@@ -514,6 +534,48 @@ mod tests {
     // The reader's first ACKNACK acknowledges seq 1.
     buf.set_acked_frontier(Some(SequenceNumber::new(2)));
     assert!(admit_now(&buf, WriteOptions::default())); // seq 2
+  }
+
+  // convoy change 22: a replacing KEEP_LAST writer admits every write with its
+  // window full and keeps only the newest `max_retain` samples.
+  #[test]
+  fn replacing_keep_last_never_blocks_and_keeps_the_newest() {
+    let buf = WriterSendBuffer::new(
+      GUID::GUID_UNKNOWN,
+      "t".to_string(),
+      /* reliable_writer */ true,
+      /* is_builtin */ false,
+      /* volatile */ true,
+      /* window_limit */ 2,
+      /* backlog_limit */ 2,
+      /* max_retain */ 3,
+    )
+    .replacing_unacked(true);
+    assert!(buf.replaces_unacked());
+    // A reader matched and acknowledged nothing (it died).
+    buf.set_acked_frontier(Some(SequenceNumber::new(1)));
+    for _ in 0..10 {
+      assert!(admit_now(&buf, WriteOptions::default()));
+    }
+    assert_eq!(buf.retained_len(), 3);
+    assert_eq!(buf.first_change_sequence_number(), SequenceNumber::new(8));
+    assert_eq!(buf.last_change_sequence_number(), SequenceNumber::new(10));
+
+    // Without it, the same writer blocks at its window.
+    let blocking = WriterSendBuffer::new(
+      GUID::GUID_UNKNOWN,
+      "t".to_string(),
+      true,
+      false,
+      true,
+      2,
+      2,
+      3,
+    );
+    blocking.set_acked_frontier(Some(SequenceNumber::new(1)));
+    assert!(admit_now(&blocking, WriteOptions::default()));
+    assert!(admit_now(&blocking, WriteOptions::default()));
+    assert!(!admit_now(&blocking, WriteOptions::default()));
   }
 
   // nonblocking-transmit: a best-effort writer that opted in via
