@@ -77,6 +77,24 @@ fn forward(node: String, stream: impl Read + Send + 'static, tx: Sender<NodeLine
     });
 }
 
+/// A private XDG runtime directory for the nodes when the environment has none (a root shell,
+/// CI): without one, the graphics stack a camera renders with prints an error about it at start,
+/// though nothing is wrong. None when one is set or none can be made.
+fn runtime_dir() -> Option<std::path::PathBuf> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some() {
+        return None;
+    }
+    // SAFETY: getuid(2) has no failure mode and touches no memory.
+    let uid = unsafe { libc::getuid() };
+    let dir = std::env::temp_dir().join(format!("convoy-runtime-{uid}"));
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => Some(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Some(dir),
+        Err(_) => None,
+    }
+}
+
 impl Graph {
     /// Starts every node; on a failure to start, the ones already started are stopped.
     pub fn start(nodes: &[NodeProcess], grace: Duration) -> Result<Graph> {
@@ -86,8 +104,13 @@ impl Graph {
             lines: rx,
             grace,
         };
+        let runtime_dir = runtime_dir();
         for spec in nodes {
-            let mut child = Command::new(&spec.program)
+            let mut command = Command::new(&spec.program);
+            if let Some(dir) = &runtime_dir {
+                command.env("XDG_RUNTIME_DIR", dir);
+            }
+            let mut child = command
                 .args(&spec.args)
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
