@@ -24,7 +24,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use convoy_core::config::{self, ConfigError};
-use convoy_core::scenario::{ControllerSpec, Scenario, SensorKind};
+use convoy_core::scenario::{ControllerSpec, Scenario, SensorKind, SensorSpec};
+use convoy_core::topics;
 use serde::{Deserialize, Serialize};
 
 /// A bridge settings file.
@@ -83,27 +84,37 @@ impl Default for Ros2Settings {
     }
 }
 
-/// One ROS topic the bridge writes or reads, before renames.
+/// One output of a sensor that the bridge forwards: the convoy topic it reads and the ROS
+/// topic it writes (before renames), `/<agent>/<sensor>/<output>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DefaultTopic {
+pub struct SensorOutput {
+    pub convoy_topic: String,
     pub ros_name: String,
-    pub what: String,
 }
 
-/// The ROS topic names the bridge uses for `agent`'s sensor `sensor` of `kind` (before
-/// renames): `/<agent>/<sensor>/<output>`.
-pub fn sensor_outputs(agent: &str, sensor: &str, kind: SensorKind) -> Vec<(&'static str, String)> {
-    let name = |output: &str| format!("/{agent}/{sensor}/{output}");
-    match kind {
-        SensorKind::Camera => vec![
-            ("image", name("image")),
-            ("depth", name("depth")),
-            ("semantic", name("semantic")),
-        ],
-        SensorKind::Lidar => vec![("points", name("points"))],
-        SensorKind::Imu => vec![("imu", name("imu"))],
-        SensorKind::Gnss => vec![("fix", name("fix"))],
-        SensorKind::Odometry => vec![("odom", name("odom"))],
+/// The outputs of `agent`'s sensor `spec` the bridge forwards: a camera's image, and its
+/// depth and classes when it makes them; one for the other kinds; none for radar.
+pub fn sensor_outputs(agent: &str, spec: &SensorSpec) -> Vec<SensorOutput> {
+    let id = &spec.id;
+    let output = |convoy_topic: String, name: &str| SensorOutput {
+        convoy_topic,
+        ros_name: format!("/{agent}/{id}/{name}"),
+    };
+    let main = |name: &str| vec![output(topics::sensor(agent, id), name)];
+    match spec.kind {
+        SensorKind::Camera => {
+            let mut outs = main("image");
+            for (wanted, name) in [(spec.depth, "depth"), (spec.semantic, "semantic")] {
+                if wanted {
+                    outs.push(output(topics::sensor_output(agent, id, name), name));
+                }
+            }
+            outs
+        }
+        SensorKind::Lidar => main("points"),
+        SensorKind::Imu => main("imu"),
+        SensorKind::Gnss => main("fix"),
+        SensorKind::Odometry => main("odom"),
         // No standard ROS message for radar detections: not bridged.
         SensorKind::Radar => Vec::new(),
     }
@@ -161,9 +172,9 @@ impl Ros2Settings {
             if let Some(spec) = scenario.agent(&agent) {
                 for sensor in &spec.sensors {
                     out.extend(
-                        sensor_outputs(&agent, &sensor.id, sensor.kind)
+                        sensor_outputs(&agent, sensor)
                             .into_iter()
-                            .map(|(_, n)| n),
+                            .map(|o| o.ros_name),
                     );
                 }
             }
@@ -325,6 +336,10 @@ controller = { kind = "waypoints", speed = 5.0, path = [[20.0, 0.0], [100.0, 0.0
         s.validate(&scenario(), "defaults").expect("valid");
         let topics = s.default_topics(&scenario());
         assert!(topics.contains(&"/ego/front/image".to_string()));
+        // The camera makes no depth or classes: nothing to bridge for them.
+        assert!(!topics
+            .iter()
+            .any(|t| t.ends_with("/depth") || t.ends_with("/semantic")));
         assert!(topics.contains(&"/ego/cmd_vel".to_string()));
         assert!(!topics.contains(&"/lead/cmd_vel".to_string()));
         assert_eq!(s.commanded_agents(&scenario()), ["ego"]);

@@ -96,8 +96,8 @@ struct Counters {
 
 /// One convoy sensor topic forwarded to one ROS topic.
 trait Forward {
-    /// Takes what arrived and publishes it; false when nothing was there.
-    fn forward(&mut self, waitset: &WaitSet, counters: &mut Counters) -> bool;
+    /// Takes what arrived and publishes it.
+    fn forward(&mut self, waitset: &WaitSet, counters: &mut Counters);
 }
 
 struct Route<I: Message, O: RosMessage> {
@@ -109,13 +109,11 @@ struct Route<I: Message, O: RosMessage> {
 }
 
 impl<I: Message, O: RosMessage> Forward for Route<I, O> {
-    fn forward(&mut self, waitset: &WaitSet, counters: &mut Counters) -> bool {
+    fn forward(&mut self, waitset: &WaitSet, counters: &mut Counters) {
         if !waitset.ready(self.token) {
-            return false;
+            return;
         }
-        let samples = self.sub.take(64);
-        let any = !samples.is_empty();
-        for sample in samples {
+        for sample in self.sub.take(64) {
             match (self.convert)(sample.value) {
                 Ok(message) => match self.out.publish(message) {
                     Ok(()) => counters.forwarded += 1,
@@ -142,7 +140,6 @@ impl<I: Message, O: RosMessage> Forward for Route<I, O> {
                 }
             }
         }
-        any
     }
 }
 
@@ -215,24 +212,14 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
                 sensor,
                 spec.vehicle.half_extents,
             ));
-            for (output, default_name) in sensor_outputs(agent, &sensor.id, sensor.kind) {
-                let ros_topic = settings.ros_name(&default_name);
-                let convoy_topic = match output {
-                    "depth" | "semantic" => topics::sensor_output(agent, &sensor.id, output),
-                    _ => topics::sensor(agent, &sensor.id),
-                };
-                if (output == "depth" && !sensor.depth)
-                    || (output == "semantic" && !sensor.semantic)
-                {
-                    continue;
-                }
+            for output in sensor_outputs(agent, sensor) {
                 let mut make = RouteMaker {
                     node: &node,
                     ros: &mut ros,
                     waitset: &mut waitset,
                     qos: stream,
-                    convoy_topic: &convoy_topic,
-                    ros_topic,
+                    convoy_topic: &output.convoy_topic,
+                    ros_topic: settings.ros_name(&output.ros_name),
                 };
                 let route = match (sensor.kind, settings.point_cloud) {
                     (SensorKind::Camera, _) => make.route(|m: Image| Ok(convert::image(m)))?,
