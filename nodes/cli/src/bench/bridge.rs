@@ -11,30 +11,27 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use convoy_bridge::config::sensor_outputs;
 use convoy_core::dds::Node;
-use convoy_core::messages::{self, PointFieldType, SensorHeader};
+use convoy_core::messages;
 use convoy_core::qos::QosSpec;
 use convoy_core::ros_msgs::{self, dds_topic};
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::scenario::{SensorKind, SensorSpec};
+use convoy_core::topics::TopicClass;
 
+use super::images::{wall_ns, BenchPayload, Shape};
+use super::latency::percentile;
 use crate::args::BridgeBenchArgs;
-use crate::bench::images::Shape;
 use crate::graph::sibling_binary;
+use crate::process::stop_child;
 
 /// The bench's agent and sensor names (the bridge's ROS topics follow from them).
 const AGENT: &str = "bench";
 const CAMERA: &str = "cam";
 const LIDAR: &str = "lidar";
-
-fn wall_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0)
-}
 
 /// One side's arrivals: (stamp, latency, arrival) per distinct sample.
 #[derive(Default)]
@@ -59,25 +56,17 @@ impl Arrivals {
         let mut latencies: Vec<f64> = counted.iter().map(|s| s.1).collect();
         latencies.sort_by(f64::total_cmp);
         let n = latencies.len();
-        let pct = |p: f64| {
-            if n == 0 {
-                0.0
-            } else {
-                latencies[((n - 1) as f64 * p).round() as usize]
-            }
-        };
         let rate = match (counted.first(), counted.last()) {
             (Some(a), Some(b)) if n > 1 && b.2 > a.2 => (n - 1) as f64 / (b.2 - a.2).as_secs_f64(),
             _ => 0.0,
         };
-        (n, rate, pct(0.5), pct(0.99))
+        (
+            n,
+            rate,
+            percentile(&latencies, 0.5),
+            percentile(&latencies, 0.99),
+        )
     }
-}
-
-/// The writer of the bench's sensor topic.
-enum SensorWriter {
-    Image(convoy_core::dds::Publisher<messages::Image>),
-    Cloud(convoy_core::dds::Publisher<messages::PointCloud>),
 }
 
 /// The bridge process, stopped on drop.
@@ -85,13 +74,7 @@ struct BridgeProcess(Child);
 
 impl Drop for BridgeProcess {
     fn drop(&mut self) {
-        if let Ok(pid) = libc::pid_t::try_from(self.0.id()) {
-            // SAFETY: kill(2) on our own child.
-            unsafe {
-                libc::kill(pid, libc::SIGTERM);
-            }
-        }
-        let _ = self.0.wait();
+        stop_child(&mut self.0, Duration::from_secs(5));
     }
 }
 
@@ -99,18 +82,16 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result
     let shape = args.payload;
     let dir = std::env::temp_dir().join(format!("convoy-bench-bridge-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let (sensor, kind, extra, output) = match shape {
+    let (sensor, kind, extra) = match shape {
         Shape::Image { width, height } => (
             CAMERA,
-            "camera",
+            SensorKind::Camera,
             format!("width = {width}\nheight = {height}\n"),
-            "image",
         ),
         Shape::Cloud { rings, points } => (
             LIDAR,
-            "lidar",
+            SensorKind::Lidar,
             format!("channels = {rings}\ncolumns = {points}\n"),
-            "points",
         ),
     };
     let scenario = dir.join("scenario.toml");
@@ -119,7 +100,8 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result
         format!(
             "[scenario]\nname = \"bench_bridge\"\nseed = 1\ndt = 0.05\n\n[[agents]]\nid = \
              \"{AGENT}\"\nstart = {{ x = 0.0, y = 0.0 }}\ncontroller = {{ kind = \"external\" \
-             }}\n[[agents.sensors]]\nid = \"{sensor}\"\nkind = \"{kind}\"\nrate = 10.0\n{extra}"
+             }}\n[[agents.sensors]]\nid = \"{sensor}\"\nkind = \"{}\"\nrate = 10.0\n{extra}",
+            kind.as_str()
         ),
     )?;
     // x, y, z, intensity float32 in and out: the bytes cross unchanged.
@@ -157,152 +139,27 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result
     }
     std::thread::spawn(move || for _ in lines {});
 
-    let convoy_topic = topics::sensor(AGENT, sensor);
-    let ros_topic = dds_topic(&format!("/{AGENT}/{sensor}/{output}"));
-    let stop = Arc::new(AtomicBool::new(false));
-    let writer_node = Node::new(domain, "bench/bridge/writer", crate::load_qos(qos)?)?;
-    let direct_node = Node::new(domain, "bench/bridge/direct", crate::load_qos(qos)?)?;
-    let ros_node = Node::new(domain, "bench/bridge/ros", crate::load_qos(qos)?)?;
-
-    // Readers first, on threads of their own.
-    let direct = {
-        let stop = stop.clone();
-        let image = matches!(shape, Shape::Image { .. });
-        let node = direct_node.clone();
-        let topic = convoy_topic.clone();
-        std::thread::spawn(move || -> Result<Arrivals> {
-            let mut a = Arrivals::default();
-            if image {
-                let mut sub = node.subscriber::<messages::Image>(&topic, TopicClass::Sensor)?;
-                while !stop.load(Ordering::Relaxed) {
-                    for s in sub.take_wait(16, Duration::from_millis(20)) {
-                        a.record(s.value.header.stamp_ns);
-                    }
-                }
-            } else {
-                let mut sub =
-                    node.subscriber::<messages::PointCloud>(&topic, TopicClass::Sensor)?;
-                while !stop.load(Ordering::Relaxed) {
-                    for s in sub.take_wait(16, Duration::from_millis(20)) {
-                        a.record(s.value.header.stamp_ns);
-                    }
-                }
-            }
-            Ok(a)
-        })
-    };
-    let via_bridge = {
-        let stop = stop.clone();
-        let image = matches!(shape, Shape::Image { .. });
-        let node = ros_node.clone();
-        let topic = ros_topic.clone();
-        std::thread::spawn(move || -> Result<Arrivals> {
-            let mut a = Arrivals::default();
-            if image {
-                let mut sub = node.subscriber::<ros_msgs::Image>(&topic, TopicClass::Sensor)?;
-                while !stop.load(Ordering::Relaxed) {
-                    for s in sub.take_wait(16, Duration::from_millis(20)) {
-                        a.record(s.value.header.stamp.as_ns());
-                    }
-                }
-            } else {
-                let mut sub =
-                    node.subscriber::<ros_msgs::PointCloud2>(&topic, TopicClass::Sensor)?;
-                while !stop.load(Ordering::Relaxed) {
-                    for s in sub.take_wait(16, Duration::from_millis(20)) {
-                        a.record(s.value.header.stamp.as_ns());
-                    }
-                }
-            }
-            Ok(a)
-        })
-    };
-
-    let bytes = shape.bytes();
-    let header = |seq: u64| SensorHeader {
-        agent: AGENT.into(),
-        sensor: sensor.into(),
-        frame: seq,
-        stamp_ns: wall_ns(),
-        seq,
-    };
-    eprintln!(
-        "{shape}: {bytes} bytes x {} at {} Hz, {convoy_topic} -> convoy-bridge -> {ros_topic}",
-        args.count, args.rate
-    );
-    let period = Duration::from_secs_f64(1.0 / args.rate.max(0.1));
-    // Warm-up: discovery of both readers and of the bridge's path (not counted).
-    let warm_until = Instant::now() + Duration::from_secs_f64(args.warmup);
-    let writer = match shape {
-        Shape::Image { .. } => SensorWriter::Image(
-            writer_node.publisher::<messages::Image>(&convoy_topic, TopicClass::Sensor)?,
-        ),
-        Shape::Cloud { .. } => SensorWriter::Cloud(
-            writer_node.publisher::<messages::PointCloud>(&convoy_topic, TopicClass::Sensor)?,
-        ),
-    };
-    let publish = |seq: u64| -> Result<()> {
-        match (&writer, shape) {
-            (SensorWriter::Image(publisher), Shape::Image { width, height }) => {
-                publisher.write(messages::Image {
-                    header: header(seq),
-                    width,
-                    height,
-                    encoding: "rgb8".into(),
-                    step: width * 3,
-                    data: vec![(seq % 251) as u8; bytes],
-                })?;
-            }
-            (SensorWriter::Image(_), Shape::Cloud { .. }) => {
-                bail!("an image writer for a cloud payload")
-            }
-            (SensorWriter::Cloud(publisher), _) => {
-                let fields = ["x", "y", "z", "intensity"]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, name)| messages::PointField {
-                        name: (*name).into(),
-                        offset: 4 * i as u32,
-                        datatype: PointFieldType::Float32,
-                    })
-                    .collect();
-                publisher.write(messages::PointCloud {
-                    header: header(seq),
-                    point_count: (bytes / 16) as u32,
-                    point_step: 16,
-                    fields,
-                    data: vec![0; bytes],
-                })?;
-            }
+    let spec = SensorSpec::new(sensor, kind, 10.0);
+    let output = sensor_outputs(AGENT, &spec)
+        .into_iter()
+        .next()
+        .context("the bench sensor has no bridged output")?;
+    let ros_topic = dds_topic(&output.ros_name);
+    let topics = (output.convoy_topic.as_str(), ros_topic.as_str());
+    let (direct, via, counted_from) = match shape {
+        Shape::Image { .. } => {
+            measure::<messages::Image, ros_msgs::Image>(domain, qos, args, topics, |seq| {
+                (seq % 251) as u8
+            })?
         }
-        Ok(())
+        Shape::Cloud { .. } => measure::<messages::PointCloud, ros_msgs::PointCloud2>(
+            domain,
+            qos,
+            args,
+            topics,
+            |_| 0,
+        )?,
     };
-    let mut next = Instant::now();
-    let mut seq = 0u64;
-    while Instant::now() < warm_until {
-        publish(seq)?;
-        seq += 1;
-        next += period;
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-    }
-    // Let the warm-up samples drain, then count from here.
-    std::thread::sleep(Duration::from_millis(300));
-    let counted_from = wall_ns();
-    next = Instant::now();
-    for _ in 0..args.count {
-        publish(seq)?;
-        seq += 1;
-        next += period;
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-    }
-    std::thread::sleep(Duration::from_secs(1));
-    stop.store(true, Ordering::Relaxed);
-    let collect = |h: std::thread::JoinHandle<Result<Arrivals>>| -> Result<Arrivals> {
-        h.join()
-            .map_err(|_| anyhow::anyhow!("reader thread panicked"))?
-    };
-    let direct = collect(direct)?;
-    let via = collect(via_bridge)?;
     drop(bridge);
     let _ = std::fs::remove_dir_all(&dir);
     let points = match shape {
@@ -332,4 +189,82 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result
         }
     );
     Ok(())
+}
+
+/// Writes the stream (warm-up, then `args.count` samples of bytes `fill(seq)` at `args.rate`)
+/// on the convoy topic while a convoy reader of it and a ROS reader of the bridge's output
+/// take it; returns both sides' arrivals and the first counted stamp.
+fn measure<In: BenchPayload, Out: BenchPayload>(
+    domain: u32,
+    qos: Option<&QosSpec>,
+    args: &BridgeBenchArgs,
+    (convoy_topic, ros_topic): (&str, &str),
+    fill: impl Fn(u64) -> u8,
+) -> Result<(Arrivals, Arrivals, i64)> {
+    let shape = args.payload;
+    let qos = crate::load_qos(qos)?;
+    let writer_node = Node::new(domain, "bench/bridge/writer", qos.clone())?;
+    let direct_node = Node::new(domain, "bench/bridge/direct", qos.clone())?;
+    let ros_node = Node::new(domain, "bench/bridge/ros", qos)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    // Readers first, on threads of their own.
+    let direct = read_arrivals::<In>(direct_node, convoy_topic, stop.clone());
+    let via_bridge = read_arrivals::<Out>(ros_node, ros_topic, stop.clone());
+    let writer = writer_node.publisher::<In>(convoy_topic, TopicClass::Sensor)?;
+    let bytes = shape.bytes();
+    eprintln!(
+        "{shape}: {bytes} bytes x {} at {} Hz, {convoy_topic} -> convoy-bridge -> {ros_topic}",
+        args.count, args.rate
+    );
+    let publish = |seq: u64| -> Result<()> {
+        writer.write(In::build(shape, seq, wall_ns(), vec![fill(seq); bytes]))?;
+        Ok(())
+    };
+    let period = Duration::from_secs_f64(1.0 / args.rate.max(0.1));
+    // Warm-up: discovery of both readers and of the bridge's path (not counted).
+    let warm_until = Instant::now() + Duration::from_secs_f64(args.warmup);
+    let mut next = Instant::now();
+    let mut seq = 0u64;
+    while Instant::now() < warm_until {
+        publish(seq)?;
+        seq += 1;
+        next += period;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    // Let the warm-up samples drain, then count from here.
+    std::thread::sleep(Duration::from_millis(300));
+    let counted_from = wall_ns();
+    next = Instant::now();
+    for _ in 0..args.count {
+        publish(seq)?;
+        seq += 1;
+        next += period;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    stop.store(true, Ordering::Relaxed);
+    let collect = |h: std::thread::JoinHandle<Result<Arrivals>>| -> Result<Arrivals> {
+        h.join()
+            .map_err(|_| anyhow::anyhow!("reader thread panicked"))?
+    };
+    Ok((collect(direct)?, collect(via_bridge)?, counted_from))
+}
+
+/// A reader of `topic` on its own thread, recording each distinct sample's stamp until `stop`.
+fn read_arrivals<M: BenchPayload>(
+    node: Node,
+    topic: &str,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<Arrivals>> {
+    let topic = topic.to_string();
+    std::thread::spawn(move || {
+        let mut arrivals = Arrivals::default();
+        let mut sub = node.subscriber::<M>(&topic, TopicClass::Sensor)?;
+        while !stop.load(Ordering::Relaxed) {
+            for s in sub.take_wait(16, Duration::from_millis(20)) {
+                arrivals.record(s.value.parts().1);
+            }
+        }
+        Ok(arrivals)
+    })
 }

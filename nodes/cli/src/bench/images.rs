@@ -128,7 +128,7 @@ impl Pattern {
 }
 
 /// A type the bench can send: it carries a sequence number, a wall-clock stamp and the bytes.
-trait BenchPayload: Message {
+pub(crate) trait BenchPayload: Message {
     fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self;
     /// (sequence number, stamp, payload bytes)
     fn parts(&self) -> (u64, i64, &[u8]);
@@ -252,7 +252,7 @@ fn ros_header(seq: u64, stamp_ns: i64) -> ros_msgs::Header {
     }
 }
 
-fn wall_ns() -> i64 {
+pub(crate) fn wall_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)
