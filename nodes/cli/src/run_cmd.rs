@@ -166,11 +166,18 @@ pub fn scenario_nodes(
     if !bridges.is_empty() {
         let bridge_bin = sibling_binary("convoy-bridge")?;
         for b in bridges {
-            // Checked before anything starts, with the file and key in the error.
-            if let Some(config) = &b.config {
-                let settings = convoy_bridge::config::BridgeFile::load(config)?.ros2;
-                settings.validate(&scenario, &config.display().to_string())?;
+            // Checked before anything starts, as the bridge will (the file and key in errors).
+            convoy_bridge::node::BridgeNodeConfig {
+                scenario: path.clone(),
+                name: b.name.clone(),
+                domain,
+                qos: None,
+                settings: b.config.clone(),
+                ros_domain: None,
+                node_name: None,
+                hold_for_stack: None,
             }
+            .settings(&scenario)?;
             let mut bridge_args = vec![path_arg.clone(), "--name".into(), b.name.clone()];
             if let Some(config) = &b.config {
                 let config = std::fs::canonicalize(config).unwrap_or(config.clone());
