@@ -343,3 +343,59 @@ fn samples_overwritten_in_a_shallow_reader_are_counted_as_lost() {
     let lost = ReaderStats::get(&stats.lost) - lost_before;
     assert_eq!(lost + seqs.len() as u64, 199, "gaps miscounted: {seqs:?}");
 }
+
+/// A node forgets a live peer's participant (its status lease lapsed while the peer was only
+/// slow, as under a loaded CI machine) and the peer goes on, unaware. Both must find each other
+/// again: the peer's discovery writers believe this node has every endpoint announcement already
+/// and must send them again when it asks from the start. Before that was handled, one agent in a
+/// sixteen-car run never registered with the coordinator.
+#[test]
+fn a_peer_forgotten_on_one_side_only_is_found_again_both_ways() {
+    watchdog("rediscovery", Duration::from_secs(120));
+    let qos = Arc::new(QosSet::builtin());
+    let forgetful = node(domain::REDISCOVERY, "test/forgetful", &qos);
+    let peer = node(domain::REDISCOVERY, "test/peer", &qos);
+    // peer -> forgetful and forgetful -> peer, one topic each way.
+    let to_forgetful: Publisher<Tick> = peer
+        .publisher(topics::CLOCK, TopicClass::Clock)
+        .expect("pub");
+    let mut at_forgetful: Subscriber<Tick> = forgetful
+        .subscriber(topics::CLOCK, TopicClass::Clock)
+        .expect("sub");
+    let to_peer: Publisher<BenchSample> = forgetful
+        .publisher(topics::BENCH_PING, TopicClass::Bench)
+        .expect("pub");
+    let mut at_peer: Subscriber<BenchSample> = peer
+        .subscriber(topics::BENCH_PING, TopicClass::Bench)
+        .expect("sub");
+    to_forgetful.wait_for_match(1, WAIT).expect("match");
+    to_peer.wait_for_match(1, WAIT).expect("match");
+    handshake(&to_forgetful, &mut at_forgetful, tick(1), WAIT);
+    handshake(&to_peer, &mut at_peer, BenchSample::default(), WAIT);
+    to_forgetful.write(tick(2)).expect("write");
+    let peer_writer = at_forgetful
+        .next_timeout(WAIT)
+        .expect("a tick from the peer")
+        .writer;
+
+    // Unmatched at once, and found again at the peer's next SPDP announcement (often within
+    // milliseconds, so the unmatched state is not waited for); its endpoints must follow.
+    forgetful.forget_participant_of(peer_writer);
+    let mut frame = 3;
+    wait_until("a tick from the peer again", WAIT, || {
+        frame += 1;
+        let _ = to_forgetful.write(tick(frame));
+        at_forgetful
+            .next_timeout(Duration::from_millis(100))
+            .is_some()
+    });
+    let mut seq = 0;
+    wait_until("a sample at the peer again", WAIT, || {
+        seq += 1;
+        let _ = to_peer.write(BenchSample {
+            seq,
+            ..BenchSample::default()
+        });
+        at_peer.next_timeout(Duration::from_millis(100)).is_some()
+    });
+}

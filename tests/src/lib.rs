@@ -19,6 +19,7 @@ pub mod domain {
     pub const KEYED_INSTANCES: u32 = 16;
     pub const STREAM: u32 = 17;
     pub const READER_OVERWRITE: u32 = 18;
+    pub const REDISCOVERY: u32 = 19;
     pub const CLI_LIST: u32 = 21;
     pub const CLI_ECHO: u32 = 22;
     pub const CLI_HZ: u32 = 23;

@@ -138,6 +138,12 @@ pub(crate) struct Reader {
   fragment_assemblers: BTreeMap<GUID, FragmentAssembler>,
   last_fragment_garbage_collect: Timestamp,
   matched_writers: BTreeMap<GUID, RtpsWriterProxy>,
+  // convoy change 23: the ACKNACK count reached with writers that were
+  // unmatched (their participant lost or forgotten), so that a writer matched
+  // again continues from there. Writers drop an ACKNACK whose count repeats
+  // the last one they accepted: a fresh count from 0 went unheard, and a
+  // writer that still counted us as matched never learnt that we start over.
+  acknack_counts_of_unmatched: BTreeMap<GUID, i32>,
   writer_match_count_total: i32, // total count, never decreases
 
   requested_deadline_missed_count: i32,
@@ -209,6 +215,7 @@ impl Reader {
       fragment_assemblers: BTreeMap::new(),
       last_fragment_garbage_collect: Timestamp::now(),
       matched_writers: BTreeMap::new(),
+      acknack_counts_of_unmatched: BTreeMap::new(),
       writer_match_count_total: 0,
       requested_deadline_missed_count: 0,
       offered_incompatible_qos_count: 0,
@@ -467,14 +474,33 @@ impl Reader {
       op.update_contents(proxy);
       0
     } else {
+      let mut proxy = proxy;
+      if let Some(count) = self
+        .acknack_counts_of_unmatched
+        .remove(&proxy.remote_writer_guid)
+      {
+        // convoy change 23: matched again; it sends its history afresh.
+        proxy.sent_ack_nack_count = count;
+        self
+          .acquire_the_topic_cache_guard()
+          .restart_writer(proxy.remote_writer_guid);
+      }
       self.matched_writers.insert(proxy.remote_writer_guid, proxy);
       1
     }
   }
 
   pub fn remove_writer_proxy(&mut self, writer_guid: GUID) {
-    if self.matched_writers.contains_key(&writer_guid) {
-      self.matched_writers.remove(&writer_guid);
+    if let Some(proxy) = self.matched_writers.remove(&writer_guid) {
+      // convoy change 23: bounded; a writer past the bound that comes back
+      // only has its first ACKNACKs dropped as duplicates.
+      const MAX_REMEMBERED_COUNTS: usize = 4096;
+      if self.acknack_counts_of_unmatched.len() >= MAX_REMEMBERED_COUNTS {
+        self.acknack_counts_of_unmatched.pop_first();
+      }
+      self
+        .acknack_counts_of_unmatched
+        .insert(writer_guid, proxy.sent_ack_nack_count);
       self
         .acquire_the_topic_cache_guard()
         .forget_reliable_writer(writer_guid);

@@ -432,10 +432,16 @@ impl RtpsReaderProxy {
       .min(datagram_cap);
   }
 
+  /// `newer_count`: this ACKNACK's count is above the last one accepted from
+  /// this reader (not the first, not a stale one overtaken by a newer one).
+  /// `writer_is_volatile`: the writer keeps no history for readers that match
+  /// late (DURABILITY VOLATILE).
   pub fn handle_ack_nack(
     &mut self,
     ack_submessage: &AckSubmessage,
     last_available: SequenceNumber,
+    newer_count: bool,
+    writer_is_volatile: bool,
   ) {
     match ack_submessage {
       AckSubmessage::AckNack(acknack) => {
@@ -470,9 +476,42 @@ impl RtpsReaderProxy {
           return;
         }
 
+        // convoy change 23: a reader that acknowledged more before and now asks
+        // from an earlier base has lost its state about us: its participant
+        // dropped ours (a lease that lapsed on its side only, or
+        // `forget_participant`) and found it again, so it matched us afresh. We
+        // still hold it as matched and all acknowledged; without this it would
+        // never get our history again (a reliable writer with nothing unacked
+        // sends no HEARTBEAT, and requests below all_acked_before were ignored).
+        // Built-in SEDP writers hit this hardest: the reader's participant never
+        // learnt our endpoints again. Start it over as a newly matched reader.
+        // Such a reader continues its ACKNACK count (convoy's rustdds readers
+        // remember it): a stale ACKNACK, overtaken on the way by a newer one,
+        // carries an older count and is ignored below as before.
+        if new_all_acked_before < self.all_acked_before && newer_count {
+          info!(
+            "Reader {:x?} acknowledges from {:?} after {:?}: it lost its state, starting it over",
+            self.remote_reader_guid, new_all_acked_before, self.all_acked_before
+          );
+          self.all_acked_before = new_all_acked_before;
+          self.unsent_changes.clear();
+          self.pending_gap.clear();
+          if writer_is_volatile {
+            // As for a reader matched now: what we wrote before is not for it.
+            self.set_pending_gap_up_to(last_available);
+          } else {
+            for nack_sn in acknack.reader_sn_state.iter() {
+              if nack_sn <= last_available {
+                self.unsent_changes.insert(nack_sn);
+              }
+            }
+          }
+          return;
+        }
+
         // RTPS ack state is monotonic for a matched reader. Other implementations
-        // (e.g. FastDDS) may send preemptive or reordered ACKNACK on discovery with
-        // a lower readerSNState.base — ignore rather than regress all_acked_before.
+        // (e.g. FastDDS) may send a preemptive ACKNACK on discovery with a lower
+        // readerSNState.base — ignore rather than regress all_acked_before.
         if new_all_acked_before < self.all_acked_before {
           debug!(
             "Ignoring ACKNACK that would move all_acked_before backwards: old={:?} new={:?} \
@@ -740,7 +779,12 @@ mod acknack_tests {
       count: 1,
     };
 
-    rp.handle_ack_nack(&AckSubmessage::AckNack(ack), SequenceNumber::from(100));
+    rp.handle_ack_nack(
+      &AckSubmessage::AckNack(ack),
+      SequenceNumber::from(100),
+      false,
+      false,
+    );
 
     assert_eq!(rp.all_acked_before, SequenceNumber::from(10));
   }
@@ -757,7 +801,12 @@ mod acknack_tests {
       count: 1,
     };
 
-    rp.handle_ack_nack(&AckSubmessage::AckNack(ack), SequenceNumber::from(100));
+    rp.handle_ack_nack(
+      &AckSubmessage::AckNack(ack),
+      SequenceNumber::from(100),
+      false,
+      false,
+    );
 
     assert_eq!(rp.all_acked_before, SequenceNumber::from(50));
   }
@@ -775,9 +824,73 @@ mod acknack_tests {
       count: 0,
     };
 
-    rp.handle_ack_nack(&AckSubmessage::AckNack(ack), SequenceNumber::from(3));
+    rp.handle_ack_nack(
+      &AckSubmessage::AckNack(ack),
+      SequenceNumber::from(3),
+      false,
+      false,
+    );
 
     assert_eq!(rp.all_acked_before, SequenceNumber::from(4));
+  }
+
+  fn acknack(base: i64, requested: &[i64], count: i32) -> AckSubmessage {
+    let requested: BTreeSet<SequenceNumber> = requested
+      .iter()
+      .map(|sn| SequenceNumber::from(*sn))
+      .collect();
+    let set = SequenceNumberSet::from_base_and_set(SequenceNumber::from(base), &requested);
+    AckSubmessage::AckNack(AckNack {
+      reader_id: EntityId::UNKNOWN,
+      writer_id: EntityId::UNKNOWN,
+      reader_sn_state: set,
+      count,
+    })
+  }
+
+  // convoy change 23
+  #[test]
+  fn a_reader_that_lost_its_state_is_served_from_the_start_again() {
+    let guid = GUID::new(GuidPrefix::UNKNOWN, EntityId::UNKNOWN);
+    let mut rp = RtpsReaderProxy::new(guid, QosPolicies::default(), false);
+    let last = SequenceNumber::from(10);
+    rp.handle_ack_nack(&acknack(11, &[], 7), last, false, false);
+    assert_eq!(rp.all_acked_before, SequenceNumber::from(11));
+    // Its participant forgot ours and matched again: it asks from 1, its count goes on.
+    rp.handle_ack_nack(&acknack(1, &[], 8), last, true, false);
+    assert_eq!(rp.all_acked_before, SequenceNumber::from(1));
+    // Answering its HEARTBEAT it asks for everything, and gets it.
+    let everything: Vec<i64> = (1..=10).collect();
+    rp.handle_ack_nack(&acknack(1, &everything, 9), last, true, false);
+    assert_eq!(
+      rp.unsent_changes_iter().collect::<Vec<_>>(),
+      (1..=10).map(SequenceNumber::from).collect::<Vec<_>>()
+    );
+  }
+
+  // convoy change 23
+  #[test]
+  fn a_volatile_writer_gaps_what_a_restarted_reader_missed() {
+    let guid = GUID::new(GuidPrefix::UNKNOWN, EntityId::UNKNOWN);
+    let mut rp = RtpsReaderProxy::new(guid, QosPolicies::default(), false);
+    let last = SequenceNumber::from(10);
+    rp.handle_ack_nack(&acknack(11, &[], 7), last, false, true);
+    rp.handle_ack_nack(&acknack(1, &[], 8), last, true, true);
+    assert_eq!(rp.all_acked_before, SequenceNumber::from(1));
+    assert_eq!(rp.get_pending_gap().len(), 10);
+    assert_eq!(rp.unsent_changes_iter().count(), 0);
+  }
+
+  // convoy change 23: an ACKNACK overtaken by a newer one is no restart.
+  #[test]
+  fn a_stale_acknack_does_not_start_the_reader_over() {
+    let guid = GUID::new(GuidPrefix::UNKNOWN, EntityId::UNKNOWN);
+    let mut rp = RtpsReaderProxy::new(guid, QosPolicies::default(), false);
+    let last = SequenceNumber::from(10);
+    rp.handle_ack_nack(&acknack(11, &[], 7), last, false, true);
+    rp.handle_ack_nack(&acknack(5, &[], 6), last, false, true);
+    assert_eq!(rp.all_acked_before, SequenceNumber::from(11));
+    assert!(rp.get_pending_gap().is_empty());
   }
 }
 

@@ -1314,8 +1314,18 @@ impl Writer {
 
         let mut start_repair = false;
         let mut advanced = false;
+        let is_volatile = self.qos_policies.is_volatile();
 
         if let Some(reader_proxy) = self.lookup_reader_proxy_mut(reader_guid) {
+          debug!(
+            "ACKNACK count={} state={:?} from {:?} topic={:?}: acked before {:?}, last count {:?}",
+            an.count,
+            an.reader_sn_state,
+            reader_guid,
+            my_topic,
+            reader_proxy.all_acked_before,
+            reader_proxy.last_acknack_count
+          );
           if reader_proxy.last_acknack_count == Some(an.count) {
             trace!(
               "Ignoring duplicate ACKNACK count={} from {:?} topic={:?}",
@@ -1328,13 +1338,17 @@ impl Writer {
           // convoy change 16: a reader's first ACKNACK (its preemptive one on
           // matching) never counts as following the stream.
           let first_acknack = reader_proxy.last_acknack_count.is_none();
+          // convoy change 23
+          let newer_count = reader_proxy
+            .last_acknack_count
+            .is_some_and(|last| an.count > last);
           reader_proxy.last_acknack_count = Some(an.count);
 
           // Mark requested SNs as "unsent changes"
 
           //TODO: We should drop SNs in "pending gap" from unsent changes
           let acked_before = reader_proxy.all_acked_before;
-          reader_proxy.handle_ack_nack(ack_submessage, last_seq);
+          reader_proxy.handle_ack_nack(ack_submessage, last_seq, newer_count, is_volatile);
           // convoy change 16: whether this ACKNACK moved the acknowledgement on.
           advanced = !first_acknack && reader_proxy.all_acked_before > acked_before;
 

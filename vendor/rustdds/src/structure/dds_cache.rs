@@ -1,6 +1,6 @@
 use std::{
   cmp::max,
-  collections::{btree_map, BTreeMap, HashMap},
+  collections::{btree_map, BTreeMap, BTreeSet, HashMap},
   iter,
   ops::Bound::{Excluded, Included},
   sync::{Arc, Mutex},
@@ -154,6 +154,12 @@ pub(crate) struct TopicCache {
   // Therefore, data before the marker SN can be handed off to a Reliable DataReader.
   // Initially, we consider the marker for each Writer (GUID) to be SequenceNumber::new(1)
   received_reliably_before: BTreeMap<GUID, SequenceNumber>,
+
+  // convoy change 23: Writers matched again after being unmatched, and how
+  // often (see `restart_writer`). Only Writers that came back are here.
+  writer_restarts: BTreeMap<GUID, u64>,
+  writer_restarts_total: u64,
+  restarted_awaiting_data: BTreeSet<GUID>,
 }
 
 impl TopicCache {
@@ -170,6 +176,9 @@ impl TopicCache {
       last_added_instant: Timestamp::ZERO,
       sequence_numbers: BTreeMap::new(),
       received_reliably_before: BTreeMap::new(),
+      writer_restarts: BTreeMap::new(),
+      writer_restarts_total: 0,
+      restarted_awaiting_data: BTreeSet::new(),
     };
 
     new_self.update_keep_limits(topic_qos);
@@ -244,6 +253,40 @@ impl TopicCache {
   // The Writer is gone, so samples it never completed are no longer awaited.
   pub fn forget_reliable_writer(&mut self, writer: GUID) {
     self.received_reliably_before.remove(&writer);
+  }
+
+  // convoy change 23: a Writer that was unmatched (our participant lost or
+  // forgot its participant) is matched again, under the same GUID, and sends
+  // its history again from sequence number 1. Its samples from before are
+  // dropped here, and every DataReader of the topic forgets how far it had
+  // read from it (see `writer_restarts`); otherwise the samples sent again were
+  // discarded as duplicates, or skipped as read, and the built-in discovery
+  // readers never learnt the endpoints of a participant they had found again.
+  pub fn restart_writer(&mut self, writer: GUID) {
+    // Every local Reader of the topic matches the Writer again: restart once,
+    // not again after its new samples started arriving.
+    if !self.restarted_awaiting_data.insert(writer) {
+      return;
+    }
+    self.received_reliably_before.remove(&writer);
+    if let Some(sn_map) = self.sequence_numbers.remove(&writer) {
+      for instant in sn_map.values() {
+        self.changes.remove(instant);
+      }
+    }
+    *self.writer_restarts.entry(writer).or_default() += 1;
+    self.writer_restarts_total += 1;
+  }
+
+  /// How many times [`TopicCache::restart_writer`] ran, for any Writer: a
+  /// DataReader compares it with what it saw last, cheaply, on every read.
+  pub fn writer_restarts_total(&self) -> u64 {
+    self.writer_restarts_total
+  }
+
+  /// Per Writer, how many times it was restarted.
+  pub fn writer_restarts(&self) -> &BTreeMap<GUID, u64> {
+    &self.writer_restarts
   }
 
   // The oldest change that a Reliable DataReader cannot yet take, because an
@@ -342,6 +385,11 @@ impl TopicCache {
       // We actually only remove to keep cache size between min and max limits.
     }
 
+    if !self.restarted_awaiting_data.is_empty() {
+      self
+        .restarted_awaiting_data
+        .remove(&cache_change.writer_guid);
+    }
     // Now to the actual adding business.
     if let Some(old_instant) = self.find_by_sn(&cache_change) {
       // Got duplicate DATA for a SN that we already have. It should be discarded.
@@ -802,6 +850,53 @@ mod tests {
       SequenceNumber::new(201)
     );
     assert!(topic_cache.changes.len() <= topic_cache.max_keep_samples as usize + 1);
+  }
+
+  // convoy change 23
+  #[test]
+  fn a_restarted_writer_is_read_again_from_the_start() {
+    let mut topic_cache = keep_all_topic_cache();
+    let writer = user_writer();
+    let add = |topic_cache: &mut TopicCache, sn: i64| {
+      topic_cache.add_change(
+        &Timestamp::now(),
+        CacheChange::new(
+          writer,
+          SequenceNumber::new(sn),
+          WriteOptions::default(),
+          DDSData::new(SerializedPayload::new(
+            RepresentationIdentifier::CDR_LE,
+            vec![sn as u8; 4],
+          )),
+        ),
+      );
+      topic_cache.mark_reliably_received_before(writer, SequenceNumber::new(sn + 1));
+    };
+    for sn in 1..=3 {
+      add(&mut topic_cache, sn);
+    }
+    // A DataReader read all three.
+    let read_up_to: BTreeMap<GUID, SequenceNumber> = [(writer, SequenceNumber::new(3))].into();
+    assert_eq!(
+      topic_cache
+        .get_changes_in_range_reliable(&read_up_to)
+        .count(),
+      0
+    );
+    // The writer is matched again and sends 1..=3 again: not duplicates now.
+    topic_cache.restart_writer(writer);
+    topic_cache.restart_writer(writer); // a second local Reader matching it: once only
+    assert_eq!(topic_cache.writer_restarts_total(), 1);
+    assert_eq!(topic_cache.writer_restarts().get(&writer), Some(&1));
+    for sn in 1..=3 {
+      add(&mut topic_cache, sn);
+    }
+    assert_eq!(topic_cache.changes.len(), 3);
+    let again: Vec<i64> = topic_cache
+      .get_changes_in_range_reliable(&BTreeMap::new())
+      .map(|(_, cc)| i64::from(cc.sequence_number))
+      .collect();
+    assert_eq!(again, [1, 2, 3]);
   }
 
   #[test]

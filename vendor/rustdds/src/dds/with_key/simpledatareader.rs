@@ -51,6 +51,10 @@ pub(crate) struct ReadState<K: Key> {
   latest_instant: Timestamp, /* This is used as a read pointer from dds_cache for BEST_EFFORT
                               * reading */
   last_read_sn: BTreeMap<GUID, SequenceNumber>, // collection of read pointers for RELIABLE reading
+  // convoy change 23: the topic cache's Writer restarts this reader has
+  // applied to `last_read_sn` (see `TopicCache::restart_writer`).
+  seen_writer_restarts_total: u64,
+  seen_writer_restarts: BTreeMap<GUID, u64>,
   /// hash_to_key_map is used for decoding received key hashes back to original
   /// key values. This is needed when we receive a dispose message via hash
   /// only.
@@ -62,7 +66,24 @@ impl<K: Key> ReadState<K> {
     ReadState {
       latest_instant: Timestamp::ZERO,
       last_read_sn: BTreeMap::new(),
+      seen_writer_restarts_total: 0,
+      seen_writer_restarts: BTreeMap::new(),
       hash_to_key_map: BTreeMap::<KeyHash, K>::new(),
+    }
+  }
+
+  // convoy change 23: a Writer matched again sends from sequence number 1
+  // again; read it from there.
+  fn apply_writer_restarts(&mut self, topic_cache: &TopicCache) {
+    if topic_cache.writer_restarts_total() == self.seen_writer_restarts_total {
+      return;
+    }
+    self.seen_writer_restarts_total = topic_cache.writer_restarts_total();
+    for (writer, restarts) in topic_cache.writer_restarts() {
+      if self.seen_writer_restarts.get(writer) != Some(restarts) {
+        self.seen_writer_restarts.insert(*writer, *restarts);
+        self.last_read_sn.remove(writer);
+      }
     }
   }
 
@@ -351,6 +372,7 @@ where
     let topic_cache = self.acquire_the_topic_cache_guard();
 
     let mut read_state_ref = self.read_state.lock().unwrap();
+    read_state_ref.apply_writer_restarts(&topic_cache);
     let latest_instant = read_state_ref.latest_instant;
     let (last_read_sn, hash_to_key_map) = read_state_ref.get_sn_map_and_hash_map();
 
