@@ -1,5 +1,6 @@
 //! Agents and coordinator as separate processes: lockstep determinism, peer vs relay,
-//! async mode, late and dead agents, crashes felt by both sides, world commands.
+//! async mode, late and dead agents, a coordinator stopped for longer than the lease, crashes
+//! felt by both sides, world commands.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -223,6 +224,80 @@ fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
     wait_until("no node left", Duration::from_secs(10), || {
         processes_on_domain(d).is_empty()
     });
+}
+
+/// The newest frame in a coordinator progress line ("frame N  sim ...").
+fn progress_frame(line: &str) -> Option<u64> {
+    line.strip_prefix("frame ")?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A coordinator stopped (SIGSTOP) for longer than the lease, as a starved process on a loaded
+/// machine is, then continued: the agents, which dropped its DDS participant meanwhile, find it
+/// again, and it does not take its own stall for the agents' silence. The run goes on with all
+/// three.
+#[test]
+fn a_coordinator_stopped_past_the_lease_goes_on_with_every_agent() {
+    watchdog("coordinator stopped", Duration::from_secs(300));
+    let scenario = scratch("three_cars_stopped.toml");
+    std::fs::write(&scenario, THREE_CARS).expect("write scenario");
+    let d = domain::LOCKSTEP_COORDINATOR_STOPPED;
+    let mut coordinator = ChildGuard::spawn(
+        "coordinator",
+        node_cmd("convoy-coordinator", &scenario, d).args(["--frames", "100000"]),
+    );
+    let coord_lines = all_lines(&mut coordinator);
+    let _agents: Vec<ChildGuard> = ["a", "b", "c"]
+        .into_iter()
+        .map(|id| {
+            ChildGuard::spawn(
+                &format!("agent {id}"),
+                node_cmd("convoy-agent", &scenario, d).args(["--id", id]),
+            )
+        })
+        .collect();
+    let limit = Duration::from_secs(60);
+    let mut paused_at = 0;
+    wait_for_line(&coord_lines, limit, "frame 20", |l| {
+        paused_at = progress_frame(l).unwrap_or(0);
+        paused_at > 20
+    });
+    let signal = |sig: &str| {
+        let ok = Command::new("kill")
+            .args([sig, &coordinator.child.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig} failed");
+    };
+    signal("-STOP");
+    // The stimulus itself: stopped for 1.5 leases (the scenario's lease is 2 s).
+    std::thread::sleep(Duration::from_secs(3));
+    signal("-CONT");
+    // 200 frames on, every agent still in the run, nobody declared gone.
+    let mut lines = Vec::new();
+    wait_until("200 frames after the stop", limit, || {
+        while let Ok(l) = coord_lines.try_recv() {
+            lines.push(l);
+        }
+        lines
+            .iter()
+            .filter_map(|l| progress_frame(l))
+            .any(|f| f > paused_at + 200)
+    });
+    let gone: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("left the run") || l.contains(" left ("))
+        .collect();
+    assert!(gone.is_empty(), "nodes declared gone: {gone:?}");
+    let last = lines
+        .iter()
+        .rev()
+        .find(|l| progress_frame(l).is_some())
+        .expect("a progress line");
+    assert!(last.contains("agents 3"), "{last}");
 }
 
 #[test]

@@ -34,6 +34,7 @@ pub mod domain {
     pub const LOCKSTEP_STALL: u32 = 35;
     pub const LOCKSTEP_CRASH: u32 = 36;
     pub const WORLD_COMMANDS: u32 = 37;
+    pub const LOCKSTEP_COORDINATOR_STOPPED: u32 = 38;
     pub const LAUNCH_NETNS: u32 = 41;
     pub const LAUNCH_QOS_DEFAULT: u32 = 42;
     pub const LAUNCH_QOS_BEST_EFFORT: u32 = 43;

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use convoy_core::messages::{NodeRole, NodeStatus};
+use convoy_core::status::OwnAbsence;
 
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -14,6 +15,7 @@ pub struct Entry {
 #[derive(Debug, Default)]
 pub struct Registry {
     nodes: BTreeMap<String, Entry>,
+    absence: OwnAbsence,
 }
 
 impl Registry {
@@ -31,8 +33,16 @@ impl Registry {
             .is_none()
     }
 
-    /// Removes and returns the nodes silent for longer than `lease`.
+    /// Removes and returns the nodes silent for longer than `lease`. A stretch longer than a
+    /// quarter lease since the previous call is the coordinator's own stall (stopped, or
+    /// starved of CPU), not the nodes' silence: it does not count against them.
     pub fn expire(&mut self, now: Instant, lease: Duration) -> Vec<Entry> {
+        let away = self.absence.look(now, lease / 4);
+        if !away.is_zero() {
+            for e in self.nodes.values_mut() {
+                e.last_seen = (e.last_seen + away).min(now);
+            }
+        }
         let gone: Vec<String> = self
             .nodes
             .iter()
@@ -77,5 +87,34 @@ mod tests {
         assert_eq!(gone.len(), 1);
         assert_eq!(gone[0].status.node_id, "agent/b");
         assert!(r.contains("agent/a"));
+    }
+
+    #[test]
+    fn the_coordinators_own_stall_does_not_expire_anyone() {
+        let t0 = Instant::now();
+        let lease = Duration::from_secs(2);
+        let mut r = Registry::default();
+        let status = NodeStatus {
+            node_id: "agent/a".into(),
+            role: NodeRole::Agent,
+            ..NodeStatus::default()
+        };
+        r.seen(status, t0);
+        assert!(r.expire(t0 + Duration::from_millis(10), lease).is_empty());
+        // Stopped for 3 s: agent/a's beats are still on their way.
+        assert!(r.expire(t0 + Duration::from_secs(3), lease).is_empty());
+        // Looking again every 10 ms, it is gone once silent for a lease, of which at most a
+        // quarter lease (the usual gap between looks) falls in the stall.
+        let mut t = t0 + Duration::from_secs(3);
+        let mut gone = Vec::new();
+        while gone.is_empty() {
+            t += Duration::from_millis(10);
+            gone = r.expire(t, lease);
+        }
+        let after = t - (t0 + Duration::from_secs(3));
+        assert!(
+            after > Duration::from_millis(1400) && after < Duration::from_millis(2100),
+            "{after:?}"
+        );
     }
 }

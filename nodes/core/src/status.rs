@@ -20,6 +20,27 @@ pub const BEAT: Duration = Duration::from_millis(250);
 /// The status lease when the scenario does not set one (DESIGN.md: 2 s).
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(2);
 
+/// A watcher's own absence: the process was stopped, or starved of CPU on a loaded machine,
+/// and did not look at its peers for a while. Peers' silence over that stretch says nothing
+/// about them (their beats are on their way, or queued in a reader that did not run either),
+/// so a lease check subtracts it instead of declaring every peer gone at once.
+#[derive(Debug, Default)]
+pub struct OwnAbsence {
+    last_look: Option<Instant>,
+}
+
+impl OwnAbsence {
+    /// Records a look at `now` and returns how much longer than `usual` the gap since the
+    /// previous look was (zero at the first look).
+    pub fn look(&mut self, now: Instant, usual: Duration) -> Duration {
+        let away = self.last_look.map_or(Duration::ZERO, |last| {
+            now.saturating_duration_since(last).saturating_sub(usual)
+        });
+        self.last_look = Some(now);
+        away
+    }
+}
+
 pub struct StatusBeacon {
     node: Node,
     publisher: Publisher<NodeStatus>,
@@ -29,6 +50,7 @@ pub struct StatusBeacon {
     /// Other nodes' last beat: node id -> (writer of its status, when seen).
     seen: BTreeMap<String, (rustdds::GUID, Instant)>,
     lease: Duration,
+    absence: OwnAbsence,
 }
 
 impl StatusBeacon {
@@ -38,6 +60,7 @@ impl StatusBeacon {
             peers: node.subscriber(topics::NODES, TopicClass::Status)?,
             seen: BTreeMap::new(),
             lease: DEFAULT_LEASE,
+            absence: OwnAbsence::default(),
             publisher: node.publisher(topics::NODES, TopicClass::Status)?,
             status: NodeStatus {
                 node_id: node.node_id().to_string(),
@@ -128,6 +151,13 @@ impl StatusBeacon {
             }
         }
         let lease = self.lease;
+        // This node's own stall is not the peers' silence (see OwnAbsence).
+        let away = self.absence.look(now, BEAT + lease / 4);
+        if !away.is_zero() {
+            for (_, at) in self.seen.values_mut() {
+                *at = (*at + away).min(now);
+            }
+        }
         let gone: Vec<String> = self
             .seen
             .iter()

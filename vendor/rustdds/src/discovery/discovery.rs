@@ -739,6 +739,8 @@ impl Discovery {
       );
       match self.poll.poll(&mut events, Some(poll_timeout)) {
         Ok(_) => (),
+        // convoy change 24: interrupted by a signal; wait again.
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
         Err(e) => {
           error!("Failed in waiting of poll in discovery. {e:?}");
           return;

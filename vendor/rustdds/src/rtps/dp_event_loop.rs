@@ -402,6 +402,9 @@ impl DPEventLoop {
       }
       match ev_wrapper.poll.poll(&mut events, Some(poll_timeout)) {
         Ok(_) => {}
+        // convoy change 24: a signal interrupted the wait (epoll_wait is never
+        // restarted, e.g. after SIGSTOP/SIGCONT or any handled signal): wait again.
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
         Err(e) => {
           error!("dp_event_loop poll failed: {e:?}");
           break;
