@@ -836,7 +836,9 @@ impl DPEventLoop {
       if let Some(dpd) = db.find_participant_proxy(participant_guid_prefix) {
         dpd
       } else {
-        error!("Participant was updated, but DB does not have it. Strange.");
+        // convoy change 23: it was removed (lease lapsed, disposed at its exit, or
+        // forgotten) after this update was queued; nothing to do, and not an error.
+        debug!("Participant {participant_guid_prefix:?} was updated, but is no longer known");
         return;
       };
 
