@@ -314,20 +314,38 @@ impl FragmentAssembler {
   // AssemblyBuffers   self.assembly_buffers.keys()
   // }
 
+  /// convoy change 25: when the last fragment of a partially received sample
+  /// arrived.
+  pub fn last_fragment_at(&self, sn: SequenceNumber) -> Option<Timestamp> {
+    self.assembly_buffers.get(&sn).map(|ab| ab.modified_time)
+  }
+
   pub fn is_partially_received(&self, sn: SequenceNumber) -> bool {
     self.assembly_buffers.contains_key(&sn)
     // assembly buffers map contains a key (SN) if and only if we have some
     // frags but not all
   }
 
+  /// The fragments of `seq` not received. convoy change 25: with `gaps_only`,
+  /// only those before the highest fragment received (the rest may be on
+  /// their way).
   pub fn missing_frags_for(
     &self,
     seq: SequenceNumber,
+    gaps_only: bool,
   ) -> Box<dyn '_ + Iterator<Item = FragmentNumber>> {
     match self.assembly_buffers.get(&seq) {
       None => Box::new(iter::empty()),
       Some(ab) => {
-        let iter = (0..ab.fragment_count)
+        let end = if gaps_only {
+          (0..ab.fragment_count)
+            .rev()
+            .find(|f| ab.received_bitmap.get(*f).unwrap_or(false))
+            .unwrap_or(0)
+        } else {
+          ab.fragment_count
+        };
+        let iter = (0..end)
           .filter(move |f| !ab.received_bitmap.get(*f).unwrap_or(true))
           .map(|f| FragmentNumber::new((f + 1).try_into().unwrap()));
         Box::new(iter)

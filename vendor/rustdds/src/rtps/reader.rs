@@ -170,6 +170,9 @@ pub(crate) struct Reader {
 const FRAGMENT_ASSEMBLY_TIMEOUT: Duration = Duration::from_secs(10);
 // minimum interval (max frequency) of AssemblyBuffer GC
 const MIN_FRAGMENT_GC_INTERVAL: Duration = Duration::from_secs(2);
+// convoy change 25: a partially received sample with a fragment this recent is
+// still arriving; a HEARTBEAT does not ask for its missing fragments yet.
+const FRAGMENTS_STILL_ARRIVING: Duration = Duration::from_millis(5);
 
 impl Reader {
   pub(crate) fn new(
@@ -727,10 +730,11 @@ impl Reader {
     &self,
     writer_guid: GUID,
     seq: SequenceNumber,
+    gaps_only: bool,
   ) -> Box<dyn '_ + Iterator<Item = FragmentNumber>> {
     self.fragment_assemblers.get(&writer_guid).map_or_else(
       || Box::new(iter::empty()) as Box<dyn Iterator<Item = FragmentNumber>>,
-      |fa| fa.missing_frags_for(seq),
+      |fa| fa.missing_frags_for(seq, gaps_only),
     )
   }
 
@@ -1047,11 +1051,26 @@ impl Reader {
           let nackfrag_flags = BitFlags::<NACKFRAG_Flags>::from_flag(NACKFRAG_Flags::Endianness);
 
           // send NackFrags, if any
+          let now = Timestamp::now();
           let mut nackfrags = Vec::new();
           for sn in partially_received {
-            let count = writer_proxy.next_ack_nack_sequence_number();
-            let mut missing_frags = this.missing_frags_for(writer_guid, sn);
+            // convoy change 25: while a sample's fragments are still arriving,
+            // only the gaps before the newest one are asked for: the tail is
+            // mostly on its way (paced out, or queued behind this HEARTBEAT,
+            // which travels as control traffic), and asking for it had the
+            // writer send a large sample's tail twice. A later HEARTBEAT asks
+            // for the rest once the stream has stalled.
+            let still_arriving = this
+              .fragment_assemblers
+              .get(&writer_guid)
+              .and_then(|fa| fa.last_fragment_at(sn))
+              .is_some_and(|at| now.duration_since(at) < FRAGMENTS_STILL_ARRIVING);
+            let mut missing_frags = this.missing_frags_for(writer_guid, sn, still_arriving);
             let first_missing = missing_frags.next();
+            if first_missing.is_none() && still_arriving {
+              continue;
+            }
+            let count = writer_proxy.next_ack_nack_sequence_number();
             if let Some(first) = first_missing {
               let missing_frags_set = iter::once(first).chain(missing_frags).collect(); // "undo" the .next() above
               let nf = NackFrag {

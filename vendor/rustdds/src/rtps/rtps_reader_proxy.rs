@@ -609,13 +609,27 @@ impl RtpsReaderProxy {
 
   // Fragment handling
 
-  pub fn mark_frags_requested(&mut self, seq_num: SequenceNumber, frag_nums: &FragmentNumberSet) {
+  /// convoy change 25: fragments from `not_pushed_from` on (the writer has not
+  /// sent them yet; None: it sent them all) are left out of the request.
+  pub fn mark_frags_requested(
+    &mut self,
+    seq_num: SequenceNumber,
+    frag_nums: &FragmentNumberSet,
+    not_pushed_from: Option<FragmentNumber>,
+  ) {
+    let wanted: Vec<FragmentNumber> = frag_nums
+      .iter()
+      .filter(|f| not_pushed_from.is_none_or(|limit| *f < limit))
+      .collect();
+    if wanted.is_empty() {
+      return;
+    }
     let req_set = self
       .frags_requested
       .entry(seq_num)
       .or_insert_with(|| BitVec::with_capacity(64)); // default capacity out of hat
 
-    for f in frag_nums.iter() {
+    for f in wanted {
       // -1 because FragmentNumbers start at 1
       let idx = usize::from(f) - 1;
       // The bit vector must be long enough to address `idx`. Grow it (filling

@@ -1054,6 +1054,25 @@ impl Writer {
     }
   }
 
+  /// convoy change 25: the first fragment of `seq_num` this writer has not
+  /// pushed yet (None: all of it is out). A reader answering a HEARTBEAT while
+  /// a large sample is still being paced out asks for every fragment it lacks,
+  /// including those not sent yet; repairing them sent them twice (a 1440x960
+  /// camera stream spent a fifth of its sensor node's DDS thread there).
+  fn frags_not_pushed_from(&self, seq_num: SequenceNumber) -> Option<FragmentNumber> {
+    if seq_num <= self.last_sent {
+      return None;
+    }
+    if seq_num > self.last_sent.plus_1() {
+      return Some(FragmentNumber::new(1));
+    }
+    match self.sample_cursor {
+      SampleCursor::Fresh => Some(FragmentNumber::new(1)),
+      SampleCursor::Frag(next) => Some(next),
+      SampleCursor::Heartbeat => None,
+    }
+  }
+
   /// nonblocking-transmit: drain and return the sockets on which the last push
   /// attempt hit WouldBlock, so the event loop can enqueue this writer for a
   /// round-robin resume on write readiness.
@@ -1460,6 +1479,7 @@ impl Writer {
       AckSubmessage::NackFrag(ref nackfrag) => {
         // NackFrag is negative acknowledgement only, i.e. requesting missing fragments.
         let reader_guid = GUID::new(reader_guid_prefix, nackfrag.reader_id);
+        let not_pushed_from = self.frags_not_pushed_from(nackfrag.writer_sn);
         let Some(reader_proxy) = self.lookup_reader_proxy_mut(reader_guid) else {
           return;
         };
@@ -1472,7 +1492,11 @@ impl Writer {
           return;
         }
         reader_proxy.last_nackfrag_count = Some(nackfrag.count);
-        reader_proxy.mark_frags_requested(nackfrag.writer_sn, &nackfrag.fragment_number_state);
+        reader_proxy.mark_frags_requested(
+          nackfrag.writer_sn,
+          &nackfrag.fragment_number_state,
+          not_pushed_from,
+        );
         self.schedule_repair_frags(reader_guid, self.nackfrag_response_delay);
       }
     }
