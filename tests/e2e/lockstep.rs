@@ -192,11 +192,7 @@ fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
         l.contains("barrier: frame 50: agent/b has not finished")
     });
     wait_for_line(&coord_lines, limit, "progress after the stall", |l| {
-        l.starts_with("frame ")
-            && l.split_whitespace()
-                .nth(1)
-                .and_then(|f| f.parse::<u64>().ok())
-                .is_some_and(|f| f > 60)
+        progress_frame(l).is_some_and(|f| f > 60)
     });
 
     // Kill c outright: no goodbye, its status just stops.

@@ -37,12 +37,11 @@ impl Registry {
     /// quarter lease since the previous call is the coordinator's own stall (stopped, or
     /// starved of CPU), not the nodes' silence: it does not count against them.
     pub fn expire(&mut self, now: Instant, lease: Duration) -> Vec<Entry> {
-        let away = self.absence.look(now, lease / 4);
-        if !away.is_zero() {
-            for e in self.nodes.values_mut() {
-                e.last_seen = (e.last_seen + away).min(now);
-            }
-        }
+        self.absence.forgive(
+            now,
+            lease / 4,
+            self.nodes.values_mut().map(|e| &mut e.last_seen),
+        );
         let gone: Vec<String> = self
             .nodes
             .iter()

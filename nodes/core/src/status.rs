@@ -30,14 +30,24 @@ pub struct OwnAbsence {
 }
 
 impl OwnAbsence {
-    /// Records a look at `now` and returns how much longer than `usual` the gap since the
-    /// previous look was (zero at the first look).
-    pub fn look(&mut self, now: Instant, usual: Duration) -> Duration {
+    /// Records a look at `now`. When the gap since the previous look was longer than `usual`,
+    /// moves each peer's `last_heard` on by the excess (never past `now`), so that stretch
+    /// does not count against the peer's lease.
+    pub fn forgive<'a>(
+        &mut self,
+        now: Instant,
+        usual: Duration,
+        last_heard: impl IntoIterator<Item = &'a mut Instant>,
+    ) {
         let away = self.last_look.map_or(Duration::ZERO, |last| {
             now.saturating_duration_since(last).saturating_sub(usual)
         });
         self.last_look = Some(now);
-        away
+        if !away.is_zero() {
+            for at in last_heard {
+                *at = (*at + away).min(now);
+            }
+        }
     }
 }
 
@@ -152,12 +162,11 @@ impl StatusBeacon {
         }
         let lease = self.lease;
         // This node's own stall is not the peers' silence (see OwnAbsence).
-        let away = self.absence.look(now, BEAT + lease / 4);
-        if !away.is_zero() {
-            for (_, at) in self.seen.values_mut() {
-                *at = (*at + away).min(now);
-            }
-        }
+        self.absence.forgive(
+            now,
+            BEAT + lease / 4,
+            self.seen.values_mut().map(|(_, at)| at),
+        );
         let gone: Vec<String> = self
             .seen
             .iter()

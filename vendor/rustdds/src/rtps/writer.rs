@@ -1336,15 +1336,6 @@ impl Writer {
         let is_volatile = self.qos_policies.is_volatile();
 
         if let Some(reader_proxy) = self.lookup_reader_proxy_mut(reader_guid) {
-          debug!(
-            "ACKNACK count={} state={:?} from {:?} topic={:?}: acked before {:?}, last count {:?}",
-            an.count,
-            an.reader_sn_state,
-            reader_guid,
-            my_topic,
-            reader_proxy.all_acked_before,
-            reader_proxy.last_acknack_count
-          );
           if reader_proxy.last_acknack_count == Some(an.count) {
             trace!(
               "Ignoring duplicate ACKNACK count={} from {:?} topic={:?}",
