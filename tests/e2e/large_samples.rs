@@ -144,7 +144,16 @@ fn images_and_clouds_reach_a_stock_rclpy_subscriber_whole() {
     let d = domain::LARGE_RCLPY;
     let args = ["--reader", "rclpy", "--python", python];
     check(&bench(d, None, &args), true, "rclpy");
-    check(&bench(d, Some(BEST_EFFORT), &args), false, "rclpy");
+    // Best-effort 4 MB images at convoy's default pace (~500 MiB/s) overflow a default-buffer
+    // Fast DDS reader now and then: ~5% lost on an idle machine, and a loaded one (CI) once
+    // delivered 8 of 20. docs/TRANSPORT.md's setting for stock readers of multi-MB best-effort
+    // samples (~250 MiB/s) delivered 19-20 of 20 in each of 22 runs (10 beside a CPU burner).
+    let pace = [("CONVOY_PACING", "64KiB/250us")];
+    check(
+        &bench_with(d, Some(BEST_EFFORT), &args, &pace),
+        false,
+        "rclpy",
+    );
     // Unpaced reliable publishing used to deliver nothing to a default-buffer Fast DDS
     // reader. Flat out now, KEEP_ALL delivers every sample (the writer queues and paces them)
     // and KEEP_LAST degrades to the newest ones (older unacknowledged samples are replaced,

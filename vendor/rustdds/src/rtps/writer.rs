@@ -1059,6 +1059,15 @@ impl Writer {
   /// a large sample is still being paced out asks for every fragment it lacks,
   /// including those not sent yet; repairing them sent them twice (a 1440x960
   /// camera stream spent a fifth of its sensor node's DDS thread there).
+  /// convoy change 26: the newest sample this writer has started to push (its
+  /// fragments go only to the readers matched when it started).
+  fn pushed_or_pushing(&self) -> SequenceNumber {
+    match self.sample_cursor {
+      SampleCursor::Fresh => self.last_sent,
+      SampleCursor::Frag(_) | SampleCursor::Heartbeat => self.last_sent.plus_1(),
+    }
+  }
+
   fn frags_not_pushed_from(&self, seq_num: SequenceNumber) -> Option<FragmentNumber> {
     if seq_num <= self.last_sent {
       return None;
@@ -1483,6 +1492,11 @@ impl Writer {
           return;
         }
         reader_proxy.last_nackfrag_count = Some(nackfrag.count);
+        if reader_proxy.get_pending_gap().contains(&nackfrag.writer_sn) {
+          // convoy change 26: a sample we announce to this reader as a GAP is not
+          // repaired for it (it holds only fragments sent before it matched).
+          return;
+        }
         reader_proxy.mark_frags_requested(
           nackfrag.writer_sn,
           &nackfrag.fragment_number_state,
@@ -2383,6 +2397,7 @@ impl Writer {
   fn matched_reader_update(&mut self, updated_reader_proxy: &RtpsReaderProxy) -> bool {
     let mut is_new = false;
     let is_volatile = self.qos().is_volatile(); // Get this in advance to work with the borrow checker
+    let pushed_or_pushing = self.pushed_or_pushing();
                                                 // Capture the interface set once; resolution consults current observations.
     let multicast_ifaces = self.udp_sender.multicast_interfaces();
     let selector = DefaultRouteSelector::new(self.prefer_loopback_same_host);
@@ -2410,7 +2425,12 @@ impl Writer {
           // With Durabilty::Volatile QoS we won't send the sequence numbers which existed
           // before matching with this reader. Therefore we set the reader as pending GAP
           // for all existing sequence numbers
-          new_proxy.set_pending_gap_up_to(self.send_buffer.last_change_sequence_number());
+          // convoy change 26: ... that have gone out already. Samples written but not yet
+          // pushed (the user thread writes into the shared buffer while this loop
+          // matches) will be pushed to this reader as to every other; announcing them
+          // as a GAP too told the reader "irrelevant" about a sample it was receiving
+          // (a Fast DDS reader then never acknowledged anything again).
+          new_proxy.set_pending_gap_up_to(pushed_or_pushing);
         }
         new_proxy.resolve_send_route(
           &self.interface_observations.borrow(),
@@ -3056,11 +3076,15 @@ mod tests {
       },
       discovery::discovery::Discovery,
       messages::submessages::{
-        elements::serialized_payload::SerializedPayload, submessages::AckNack,
+        elements::serialized_payload::SerializedPayload,
+        submessages::{AckNack, NackFrag},
       },
       polling::new_shared_timer,
       rtps::writer_send_buffer::Admission,
-      structure::{guid::EntityKind, sequence_number::SequenceNumberSet},
+      structure::{
+        guid::EntityKind,
+        sequence_number::{FragmentNumberSet, SequenceNumberSet},
+      },
       RepresentationIdentifier,
     };
 
@@ -3336,6 +3360,60 @@ mod tests {
       f.ack_nack(1..=5, 2);
       assert_eq!(f.unsent(), 5);
       assert_eq!(f.repair_round(), 5);
+    }
+
+    // convoy change 26: a VOLATILE writer announces to a reader matched now, as a
+    // GAP, only the samples it has pushed; samples written but not yet pushed go to
+    // the new reader too, and are never both pushed and GAPed to it.
+    #[test]
+    fn volatile_writer_gaps_to_a_new_reader_only_what_it_pushed() {
+      let qos = QosPolicyBuilder::new()
+        .reliability(Reliability::Reliable {
+          max_blocking_time: Duration::from_millis(100),
+        })
+        .history(History::KeepAll)
+        .durability(Durability::Volatile)
+        .build();
+      let reader_id = EntityId::new([0, 0, 2], EntityKind::READER_WITH_KEY_USER_DEFINED);
+      let mut f = Fixture::new(
+        EntityId::new([0, 0, 1], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+        qos.clone(),
+        reader_id,
+        &qos,
+        3,
+        8,
+        None,
+      );
+      // Written before the match, not yet pushed: for this reader, not a GAP.
+      assert!(f.reader_proxy().get_pending_gap().is_empty());
+      f.writer.process_pending();
+      assert_eq!(f.writer.last_sent, SequenceNumber::new(3));
+
+      // Pushed before the match: a GAP for a reader that matches now.
+      let late = GUID::new(GuidPrefix::new(&[3; 12]), reader_id);
+      f.writer
+        .update_reader_proxy(&RtpsReaderProxy::new(late, qos.clone(), false), &qos);
+      let gap: Vec<i64> = f.writer.readers[&late]
+        .get_pending_gap()
+        .iter()
+        .map(|sn| i64::from(*sn))
+        .collect();
+      assert_eq!(gap, [1, 2, 3]);
+
+      // Its NACK_FRAG for a GAPed sample draws no fragment repair.
+      let nack_frag = NackFrag {
+        reader_id,
+        writer_id: f.writer.my_guid.entity_id,
+        writer_sn: SequenceNumber::new(2),
+        fragment_number_state: FragmentNumberSet::from_base_and_set(
+          FragmentNumber::new(1),
+          &BTreeSet::from([FragmentNumber::new(1)]),
+        ),
+        count: 1,
+      };
+      f.writer
+        .handle_ack_nack(late.prefix, &AckSubmessage::NackFrag(nack_frag));
+      assert!(!f.writer.readers[&late].repair_frags_requested());
     }
 
     // While the reader's send socket has queued control datagrams, a round
