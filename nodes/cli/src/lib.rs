@@ -26,6 +26,7 @@ use args::{Cli, Command, NetnsCommand, QosCommand, TopicCommand};
 /// Parses the command line, runs the command, prints an error chain on failure.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    convoy_core::status::keep_freed_memory();
     init_logging(cli.verbose);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

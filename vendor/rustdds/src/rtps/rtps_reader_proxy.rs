@@ -2,6 +2,7 @@ use std::{
   cmp::max,
   collections::{BTreeMap, BTreeSet},
   net::SocketAddr,
+  time::{Duration, Instant},
 };
 
 use bit_vec::BitVec;
@@ -24,6 +25,14 @@ use crate::{
   },
 };
 use super::reader::ReaderIngredients;
+
+/// convoy change 27: how long a fragment resent to a reader is not resent again
+/// on request. A reader asks at every HEARTBEAT for what it lacks, and the
+/// HEARTBEATs of the samples pushed meanwhile reach it before the repair does:
+/// without a hold-off every one of them had the same hole sent again (a camera
+/// stream that lost 46 MB to a full receive buffer was sent 2 GB of repairs). A
+/// resent fragment that is lost too is asked for, and sent, once this has passed.
+pub const REPAIR_RESEND_HOLDOFF: Duration = Duration::from_millis(10);
 
 #[derive(Debug, PartialEq, Eq, Clone)]
 /// ReaderProxy class represents the information an RTPS StatefulWriter
@@ -81,6 +90,10 @@ pub(crate) struct RtpsReaderProxy {
   pub last_nackfrag_count: Option<i32>,
   qos: QosPolicies,
   frags_requested: BTreeMap<SequenceNumber, BitVec>,
+  // convoy change 27: fragments resent to this reader per sample, and when the
+  // last of them went. A request for one of them within REPAIR_RESEND_HOLDOFF
+  // of that is not served again: it crossed the resent copy on its way.
+  frags_resent: BTreeMap<SequenceNumber, (Instant, BitVec)>,
 
   // Interface-aware transmit: the resolved send destination for this reader,
   // recomputed when locators or observations change. Defaults to the fallback
@@ -117,6 +130,7 @@ impl RtpsReaderProxy {
       last_nackfrag_count: None,
       qos,
       frags_requested: BTreeMap::new(),
+      frags_resent: BTreeMap::new(),
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
     }
@@ -246,6 +260,7 @@ impl RtpsReaderProxy {
       last_nackfrag_count: None,
       qos: reader.qos_policy.clone(),
       frags_requested: BTreeMap::new(),
+      frags_resent: BTreeMap::new(),
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
     }
@@ -324,6 +339,7 @@ impl RtpsReaderProxy {
       last_nackfrag_count: None,
       qos: discovered_reader_data.subscription_topic_data.qos(),
       frags_requested: BTreeMap::new(),
+      frags_resent: BTreeMap::new(),
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
     }
@@ -611,15 +627,24 @@ impl RtpsReaderProxy {
 
   /// convoy change 25: fragments from `not_pushed_from` on (the writer has not
   /// sent them yet; None: it sent them all) are left out of the request.
+  ///
+  /// convoy change 27: so are fragments resent less than REPAIR_RESEND_HOLDOFF
+  /// before `now`.
   pub fn mark_frags_requested(
     &mut self,
     seq_num: SequenceNumber,
     frag_nums: &FragmentNumberSet,
     not_pushed_from: Option<FragmentNumber>,
+    now: Instant,
   ) {
+    self
+      .frags_resent
+      .retain(|_, (at, _)| now.saturating_duration_since(*at) < REPAIR_RESEND_HOLDOFF);
+    let resent = self.frags_resent.get(&seq_num).map(|(_, bits)| bits);
     let wanted: Vec<FragmentNumber> = frag_nums
       .iter()
       .filter(|f| not_pushed_from.is_none_or(|limit| *f < limit))
+      .filter(|f| resent.is_none_or(|bits| !bits.get(usize::from(*f) - 1).unwrap_or(false)))
       .collect();
     if wanted.is_empty() {
       return;
@@ -651,36 +676,82 @@ impl RtpsReaderProxy {
     self.frags_requested.insert(seq_num, bits);
   }
 
-  // This just removes the FragmentNumber entry from the set.
-  pub fn mark_frag_sent(&mut self, seq_num: SequenceNumber, frag_num: &FragmentNumber) {
+  /// Fragments `first..first + count` (1-based) of `seq_num` are no longer
+  /// requested: they went out (`resent_at`: in a repair at that time) or the
+  /// sample is gone.
+  pub fn mark_frags_sent(
+    &mut self,
+    seq_num: SequenceNumber,
+    first: u32,
+    count: u32,
+    resent_at: Option<Instant>,
+  ) {
+    // -1 because FragmentNumbers start at 1
+    let range = (first as usize).saturating_sub(1)..(first + count) as usize - 1;
     let mut frag_map_emptied = false;
     if let Some(frag_map) = self.frags_requested.get_mut(&seq_num) {
-      // -1 because FragmentNumbers start at 1
-      frag_map.set(usize::from(*frag_num) - 1, false);
+      let len = frag_map.len();
+      for idx in range.start.min(len)..range.end.min(len) {
+        frag_map.set(idx, false);
+      }
       frag_map_emptied = frag_map.none();
     }
     if frag_map_emptied {
       self.frags_requested.remove(&seq_num);
+    }
+    if let Some(at) = resent_at {
+      let (when, bits) = self
+        .frags_resent
+        .entry(seq_num)
+        .or_insert_with(|| (at, BitVec::new()));
+      *when = at;
+      if bits.len() < range.end {
+        bits.grow(range.end - bits.len(), false);
+      }
+      for idx in range {
+        bits.set(idx, true);
+      }
     }
   }
 
   /// convoy change 10: every requested fragment, as runs of consecutive
   /// fragments: (sequence number, first 1-based fragment number, count), lowest
   /// first.
+  ///
+  /// convoy change 27: a word of the bit vector at a time (a 4 MB sample has
+  /// 3,240 fragments, and the repair asks for the runs every round).
   pub fn requested_frag_runs(&self) -> Vec<(SequenceNumber, u32, u32)> {
     let mut runs = Vec::new();
     for (sn, bits) in &self.frags_requested {
+      let len = bits.len();
       let mut run: Option<(u32, u32)> = None;
-      for (i, requested) in bits.iter().enumerate() {
-        let frag = i as u32 + 1;
-        match (requested, run) {
-          (true, Some((first, count))) => run = Some((first, count + 1)),
-          (true, None) => run = Some((frag, 1)),
-          (false, Some((first, count))) => {
-            runs.push((*sn, first, count));
-            run = None;
+      for (word_index, word) in bits.blocks().enumerate() {
+        let base = word_index * 32;
+        if word == 0 && run.is_none() {
+          continue; // nothing requested in this word
+        }
+        if word == u32::MAX && base + 32 <= len {
+          if let Some((_, count)) = run.as_mut() {
+            *count += 32; // the current run goes on through the whole word
+            continue;
           }
-          (false, None) => {}
+        }
+        for bit in 0..32 {
+          let idx = base + bit;
+          if idx >= len {
+            break;
+          }
+          let requested = word & (1 << bit) != 0;
+          let frag = idx as u32 + 1;
+          match (requested, run) {
+            (true, Some((first, count))) => run = Some((first, count + 1)),
+            (true, None) => run = Some((frag, 1)),
+            (false, Some((first, count))) => {
+              runs.push((*sn, first, count));
+              run = None;
+            }
+            (false, None) => {}
+          }
         }
       }
       if let Some((first, count)) = run {
@@ -905,6 +976,65 @@ mod acknack_tests {
     rp.handle_ack_nack(&acknack(5, &[], 6), last, false, true);
     assert_eq!(rp.all_acked_before, SequenceNumber::from(11));
     assert!(rp.get_pending_gap().is_empty());
+  }
+}
+
+#[cfg(test)]
+mod frag_repair_tests {
+  use super::*;
+  use crate::structure::guid::GuidPrefix;
+
+  fn proxy() -> RtpsReaderProxy {
+    RtpsReaderProxy::new(
+      GUID::new(GuidPrefix::UNKNOWN, EntityId::UNKNOWN),
+      QosPolicies::default(),
+      false,
+    )
+  }
+
+  fn frags(first: u32, set: impl IntoIterator<Item = u32>) -> FragmentNumberSet {
+    FragmentNumberSet::from_base_and_set(
+      FragmentNumber::new(first),
+      &set.into_iter().map(FragmentNumber::new).collect(),
+    )
+  }
+
+  // convoy change 27: the word-at-a-time scan finds the same runs as a bit
+  // at a time, across word boundaries and up to the vector's end.
+  #[test]
+  fn requested_frag_runs_span_words() {
+    let mut rp = proxy();
+    let sn = SequenceNumber::new(3);
+    let wanted: Vec<u32> = (5..=7).chain(30..=100).chain(129..=129).chain(190..=200).collect();
+    rp.mark_frags_requested(sn, &frags(5, wanted.iter().copied()), None, Instant::now());
+    assert_eq!(
+      rp.requested_frag_runs(),
+      [(sn, 5, 3), (sn, 30, 71), (sn, 129, 1), (sn, 190, 11)]
+    );
+    rp.request_all_frags(SequenceNumber::new(4), 70);
+    assert_eq!(rp.requested_frag_runs()[4], (SequenceNumber::new(4), 1, 70));
+  }
+
+  // convoy change 27: fragments resent moments ago are not requested again
+  // until REPAIR_RESEND_HOLDOFF has passed; others are.
+  #[test]
+  fn a_fragment_resent_moments_ago_is_not_resent_on_request() {
+    let mut rp = proxy();
+    let sn = SequenceNumber::new(9);
+    let t0 = Instant::now();
+    rp.mark_frags_requested(sn, &frags(10, 10..20), None, t0);
+    rp.mark_frags_sent(sn, 10, 10, Some(t0));
+    assert!(!rp.repair_frags_requested());
+
+    // The same hole asked for again, with one more fragment: only that one.
+    rp.mark_frags_requested(sn, &frags(10, 10..21), None, t0 + Duration::from_millis(2));
+    assert_eq!(rp.requested_frag_runs(), [(sn, 20, 1)]);
+    rp.mark_frags_sent(sn, 20, 1, None);
+
+    // After the hold-off a lost resend is served again.
+    let later = t0 + REPAIR_RESEND_HOLDOFF + Duration::from_millis(1);
+    rp.mark_frags_requested(sn, &frags(10, 10..20), None, later);
+    assert_eq!(rp.requested_frag_runs(), [(sn, 10, 10)]);
   }
 }
 

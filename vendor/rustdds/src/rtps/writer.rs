@@ -1501,6 +1501,7 @@ impl Writer {
           nackfrag.writer_sn,
           &nackfrag.fragment_number_state,
           not_pushed_from,
+          std::time::Instant::now(),
         );
         self.schedule_repair_frags(reader_guid, self.nackfrag_response_delay);
       }
@@ -1807,15 +1808,23 @@ impl Writer {
     let mut datagram = MessageBuilder::new();
     let mut pending_frags: Vec<(SequenceNumber, u32, u32)> = Vec::new();
 
+    // convoy change 27: while the pacing bucket cannot take a full datagram,
+    // wait before walking the requests and building datagrams that could not go.
+    let wait = self
+      .pacer
+      .borrow_mut()
+      .ready_in(budget, std::time::Instant::now());
+    if !wait.is_zero() {
+      return Some(wait);
+    }
+
     for (seq_num, first, count) in reader_proxy.requested_frag_runs() {
       let Some(cache_change) = self.send_buffer.get_by_sn(seq_num) else {
         // Replaced (KEEP_LAST) or removed: nothing to resend. The reader learns
         // it is gone from the next HEARTBEAT, whose first sequence number has
         // moved past it.
         debug!("repair frags: {seq_num:?} is no longer in the send buffer, topic={:?}", self.my_topic_name);
-        for frag in first..first + count {
-          reader_proxy.mark_frag_sent(seq_num, &FragmentNumber::new(frag));
-        }
+        reader_proxy.mark_frags_sent(seq_num, first, count, None);
         continue;
       };
       if let Some(single_reader_guid) = cache_change.write_options.to_single_reader() {
@@ -1926,10 +1935,9 @@ impl Writer {
       &mut std::iter::once(&*reader_proxy),
       TrafficClass::Control,
     );
+    let now = std::time::Instant::now();
     for (seq_num, first, count) in pending_frags.drain(..) {
-      for frag in first..first + count {
-        reader_proxy.mark_frag_sent(seq_num, &FragmentNumber::new(frag));
-      }
+      reader_proxy.mark_frags_sent(seq_num, first, count, Some(now));
     }
     Ok(bytes)
   }
