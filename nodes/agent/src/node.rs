@@ -181,15 +181,7 @@ impl Agent {
             }
         }
         if self.io.waitset.ready(self.io.control_token) {
-            if let Some(latest) = self
-                .io
-                .control
-                .take(256)
-                .into_iter()
-                .max_by_key(|c| c.value.frame)
-            {
-                self.external = latest.value;
-            }
+            self.take_external_control();
         }
         if self.io.waitset.ready(self.io.requests_token) {
             for request in self.io.requests.take(64) {
@@ -356,6 +348,19 @@ impl Agent {
         }
     }
 
+    /// Keeps the newest control a controller node (a bridge) published for this agent.
+    fn take_external_control(&mut self) {
+        if let Some(latest) = self
+            .io
+            .control
+            .take(256)
+            .into_iter()
+            .max_by_key(|c| c.value.frame)
+        {
+            self.external = latest.value;
+        }
+    }
+
     fn step(&mut self, tick: &Tick, zombies: &[AgentState]) -> Result<()> {
         let before = self.world.zombie_ids();
         self.world.set_zombies(zombies);
@@ -368,7 +373,14 @@ impl Agent {
             .state(tick.frame - 1, tick.sim_time_ns - tick.dt_ns);
         let control = match self.controller.as_mut() {
             Some(c) => c.control(&now_state, tick.frame),
-            None => self.external.clone(),
+            None => {
+                // A bridge holding the lockstep for its stack answers frame N only once this
+                // agent's reader acknowledged the stack's control, but the wait set that woke
+                // us for Tick N+1 may not have seen that control yet: read it now, or the
+                // frame steps with the previous command and closed-loop runs differ.
+                self.take_external_control();
+                self.external.clone()
+            }
         };
         self.world.step(&control, tick.dt_ns as f64 * 1e-9);
         let state = self.world.state(tick.frame, tick.sim_time_ns);

@@ -563,6 +563,15 @@ impl InnerPublisher {
         writer_qos.history(),
         None | Some(policy::History::KeepLast { .. })
       ) && dp.keep_last_replaces_unacked(),
+    )
+    // convoy change 28: a VOLATILE KEEP_ALL writer keeps no acknowledged sample
+    // (nobody can ask for one again); KEEP_LAST keeps its depth.
+    .keeping_acknowledged(
+      if volatile && matches!(writer_qos.history(), Some(policy::History::KeepAll)) {
+        0
+      } else {
+        max_retain
+      },
     );
     // Doorbell: enqueue this writer's entity id and wake the participant poll.
     let doorbell = Doorbell::new(guid.entity_id, self.writer_ready.clone());

@@ -87,6 +87,14 @@ pub const MAX_TRACKED_CHANGES_PER_WRITER: usize = DEFAULT_WRITER_MAX_SAMPLES;
 // are handed over.
 pub const MAX_WITHHELD_BYTES_PER_TOPIC: usize = 16 * 1024 * 1024;
 
+// convoy change 28: most payload bytes a KEEP_LAST TopicCache retains beyond its
+// history depth. The cache keeps samples after every DataReader has taken them,
+// up to ResourceLimits::max_samples (depth x max_instances: 8 x 1024 for a
+// convoy sensor topic), which for 4 MB camera images meant gigabytes per reader
+// process within seconds. The newest `depth` samples are always kept (and the
+// sample being added: collection runs before it goes in).
+pub const MAX_CACHED_BYTES_PER_TOPIC: usize = 64 * 1024 * 1024;
+
 // Default / fallback UDP-payload budget (RTPS header + submessages) used to
 // size datagrams built by the writer's DATA-coalescing and DATAFRAG packing
 // paths when the per-peer path MTU is unknown (peer behind a router, IPv6, or

@@ -69,6 +69,9 @@ struct Inner {
   // Does NOT apply to reliable / opted-in writers, which are bounded by the
   // send window / unsent-backlog and must retain samples for repair.
   max_retain: usize,
+  // convoy change 28: how many acknowledged samples are kept (the newest): the
+  // History depth (`max_retain`), or none for a VOLATILE KEEP_ALL writer.
+  acked_retain: usize,
 
   // Wakers of async producers / ack-waiters parked because the window was full
   // or acknowledgements were still pending. Drained (woken) on any advance.
@@ -135,6 +138,7 @@ impl WriterSendBuffer {
           backlog_limit: backlog_limit.max(1),
           sent_frontier: SequenceNumber::new(0),
           max_retain: max_retain.max(1),
+          acked_retain: max_retain.max(1),
           wakers: Vec::new(),
         }),
         progress: Condvar::new(),
@@ -155,6 +159,16 @@ impl WriterSendBuffer {
   pub fn replacing_unacked(mut self, replaces: bool) -> Self {
     if let Some(shared) = Arc::get_mut(&mut self.shared) {
       shared.replaces_unacked = replaces && shared.reliable_writer && !shared.is_builtin;
+    }
+    self
+  }
+
+  /// convoy change 28: keep at most `n` acknowledged samples (set on a fresh
+  /// buffer; the default is `max_retain`).
+  #[must_use]
+  pub fn keeping_acknowledged(self, n: usize) -> Self {
+    if let Ok(mut inner) = self.shared.inner.lock() {
+      inner.acked_retain = n;
     }
     self
   }
@@ -342,7 +356,30 @@ impl WriterSendBuffer {
         inner.first_seq = oldest.plus_1();
       }
     }
+    Self::drop_acknowledged_beyond_retain(shared, inner);
     seq
+  }
+
+  /// convoy change 28: drops the oldest samples beyond `acked_retain` (the
+  /// History depth; none for a VOLATILE KEEP_ALL writer) that every reliable
+  /// reader has acknowledged: they are needed neither for repair nor for a late
+  /// joiner. They used to stay until the periodic (6 s)
+  /// cache cleaning, so a reliable writer of 4 MB camera images held a gigabyte
+  /// of acknowledged samples, and every new one was encoded into fresh pages.
+  fn drop_acknowledged_beyond_retain(shared: &Shared, inner: &mut Inner) {
+    if shared.is_builtin || !inner.reliable_readers_present {
+      return;
+    }
+    while inner.changes.len() > inner.acked_retain {
+      let Some(&oldest) = inner.changes.keys().next() else {
+        break;
+      };
+      if oldest >= inner.acked_before {
+        break;
+      }
+      inner.changes.remove(&oldest);
+      inner.first_seq = oldest.plus_1();
+    }
   }
 
   // --- consumer side (Writer / event loop) ---
@@ -375,6 +412,7 @@ impl WriterSendBuffer {
       }
     };
     if advanced {
+      Self::drop_acknowledged_beyond_retain(shared, &mut inner);
       Self::wake_all(&mut inner, &shared.progress);
     }
   }
@@ -737,12 +775,42 @@ mod tests {
     }
     assert_eq!(buf.retained_len(), max_retain);
 
-    // A reliable reader matches: from now on the writer retains everything for
-    // repair (no trimming), even past max_retain.
+    // A reliable reader matches: from now on the writer retains every
+    // unacknowledged sample for repair, even past max_retain (convoy change 28:
+    // the acknowledged ones beyond it, 97..=100 here, go).
     buf.set_acked_frontier(Some(SequenceNumber::new(101)));
     for _ in 0..10 {
       assert!(admit_now(&buf, WriteOptions::default()));
     }
-    assert_eq!(buf.retained_len(), max_retain + 10);
+    assert_eq!(buf.retained_len(), 10);
+    assert_eq!(buf.first_change_sequence_number(), SequenceNumber::new(101));
+  }
+
+  // convoy change 28: a reliable KEEP_LAST writer keeps its depth and whatever
+  // is unacknowledged; acknowledged samples beyond the depth go as soon as the
+  // acknowledgement arrives, not at the next (6 s) cache cleaning.
+  #[test]
+  fn acknowledged_samples_beyond_the_depth_go_at_once() {
+    let depth = 8;
+    let buf = WriterSendBuffer::new(
+      GUID::GUID_UNKNOWN,
+      "t".to_string(),
+      /* reliable_writer */ true,
+      /* is_builtin */ false,
+      /* volatile */ true,
+      /* window_limit */ 1000,
+      /* backlog_limit */ 1000,
+      depth,
+    );
+    buf.set_acked_frontier(Some(SequenceNumber::new(1)));
+    for _ in 0..30 {
+      assert!(admit_now(&buf, WriteOptions::default()));
+    }
+    assert_eq!(buf.retained_len(), 30, "nothing acknowledged: all kept");
+    buf.set_acked_frontier(Some(SequenceNumber::new(21)));
+    assert_eq!(buf.retained_len(), 10, "21..=30 unacknowledged");
+    buf.set_acked_frontier(Some(SequenceNumber::new(31)));
+    assert_eq!(buf.retained_len(), depth, "the depth is kept");
+    assert_eq!(buf.first_change_sequence_number(), SequenceNumber::new(23));
   }
 }

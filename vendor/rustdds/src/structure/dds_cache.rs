@@ -19,7 +19,7 @@ use crate::{
     typedesc::TypeDesc,
     CreateError, CreateResult,
   },
-  rtps::constant::MAX_WITHHELD_BYTES_PER_TOPIC,
+  rtps::constant::{MAX_CACHED_BYTES_PER_TOPIC, MAX_WITHHELD_BYTES_PER_TOPIC},
   structure::{sequence_number::SequenceNumber, time::Timestamp},
   GUID,
 };
@@ -160,6 +160,10 @@ pub(crate) struct TopicCache {
   writer_restarts: BTreeMap<GUID, u64>,
   writer_restarts_total: u64,
   restarted_awaiting_data: BTreeSet<GUID>,
+
+  // convoy change 29: how far each local reliable DataReader of this topic has
+  // taken each Writer's samples (a best-effort one makes it None: no tracking).
+  taken: BTreeMap<GUID, Option<BTreeMap<GUID, SequenceNumber>>>,
 }
 
 impl TopicCache {
@@ -179,6 +183,7 @@ impl TopicCache {
       writer_restarts: BTreeMap::new(),
       writer_restarts_total: 0,
       restarted_awaiting_data: BTreeSet::new(),
+      taken: BTreeMap::new(),
     };
 
     new_self.update_keep_limits(topic_qos);
@@ -305,6 +310,76 @@ impl TopicCache {
           .map(|(sn, ts)| (*ts, *writer, *sn))
       })
       .min()
+  }
+
+  /// convoy change 29: a local DataReader of this topic (reliable or not) starts
+  /// or stops reading it.
+  pub fn register_reader(&mut self, reader: GUID, reliable: bool) {
+    self.taken.insert(reader, reliable.then(BTreeMap::new));
+  }
+
+  pub fn unregister_reader(&mut self, reader: GUID) {
+    self.taken.remove(&reader);
+  }
+
+  /// convoy change 29: `reader` took `writer`'s sample `sn` (and, reading
+  /// reliably, every earlier one).
+  pub fn note_taken(&mut self, reader: GUID, writer: GUID, sn: SequenceNumber) {
+    if let Some(Some(by_writer)) = self.taken.get_mut(&reader) {
+      let at = by_writer.entry(writer).or_insert(sn);
+      *at = max(*at, sn);
+    }
+  }
+
+  /// convoy change 29: a KEEP_ALL cache drops the samples every local DataReader
+  /// has taken. It kept them up to ResourceLimits::max_samples (100,000 for
+  /// convoy's bench profile): a KEEP_ALL stream of 1 MiB samples grew its reader
+  /// process by ~250 MB a second. Only when every reader is reliable (they read
+  /// each Writer in sequence order, so "taken up to n" covers all before n).
+  fn remove_taken_by_every_reader(&mut self) {
+    if self.min_keep_samples != History::KeepAll
+      || self.taken.is_empty()
+      || self.taken.values().any(Option::is_none)
+    {
+      return;
+    }
+    let taken = |cc: &CacheChange| {
+      self.taken.values().all(|by_writer| {
+        by_writer
+          .as_ref()
+          .and_then(|w| w.get(&cc.writer_guid))
+          .is_some_and(|sn| cc.sequence_number <= *sn)
+      })
+    };
+    let gone: Vec<Timestamp> = self
+      .changes
+      .iter()
+      .filter(|(_, cc)| taken(cc))
+      .map(|(ts, _)| *ts)
+      .collect();
+    for ts in gone {
+      if let Some(cc) = self.changes.remove(&ts) {
+        self.remove_sn(&cc);
+      }
+    }
+  }
+
+  /// convoy change 28: how many of the oldest samples a KEEP_LAST cache drops
+  /// to hold at most MAX_CACHED_BYTES_PER_TOPIC of payload, never its newest
+  /// `depth` samples (KEEP_ALL: none).
+  fn count_over_byte_budget(&self) -> usize {
+    let History::KeepLast { depth } = self.min_keep_samples else {
+      return 0;
+    };
+    let depth = usize::try_from(depth).unwrap_or(0);
+    let mut bytes = 0usize;
+    for (newer, (_, cc)) in self.changes.iter().rev().enumerate() {
+      bytes += cc.data_value.payload_size();
+      if newer >= depth && bytes > MAX_CACHED_BYTES_PER_TOPIC {
+        return self.changes.len() - newer;
+      }
+    }
+    0
   }
 
   // Payload bytes retained from the oldest withheld change onwards.
@@ -535,6 +610,7 @@ impl TopicCache {
   /// If we are over `self.max_keep_samples`, then remove the oldest samples
   /// until `max_keep_samples` is reached, regardless of `remove_before`.
   pub fn remove_changes_before(&mut self, remove_before: Timestamp) {
+    self.remove_taken_by_every_reader();
     // TODO: Currently, TopicCache does not know about Keys is Samples/CacheChanges,
     // because they are opaque binary blobs at this point. Therefore, we cannot
     // distinguish between instances, so cannot observe max instance counts.
@@ -544,7 +620,10 @@ impl TopicCache {
 
     // We must remove at least enough to stay within max limit,
     // must_remove_count = sample_count - max_keep_samples
-    let must_remove_count = sample_count.saturating_sub(self.max_keep_samples as usize);
+    // convoy change 28: ... and, for KEEP_LAST, within MAX_CACHED_BYTES_PER_TOPIC.
+    let must_remove_count = sample_count
+      .saturating_sub(self.max_keep_samples as usize)
+      .max(self.count_over_byte_budget());
     // Saturating sub takes care that this does not underflow below zero.
 
     let may_remove_count = match self.min_keep_samples {
@@ -787,6 +866,96 @@ mod tests {
       ),
     );
     topic_cache.mark_reliably_received_before(writer, SequenceNumber::new(1));
+  }
+
+  // convoy change 28: a KEEP_LAST cache of large samples keeps its depth and
+  // at most MAX_CACHED_BYTES_PER_TOPIC, however high max_samples is.
+  #[test]
+  fn keep_last_cache_of_large_samples_stays_within_its_byte_budget() {
+    use crate::{dds::qos::policy::ResourceLimits, rtps::constant::MAX_CACHED_BYTES_PER_TOPIC};
+    let qos = QosPolicyBuilder::new()
+      .history(History::KeepLast { depth: 8 })
+      .resource_limits(ResourceLimits {
+        max_samples: 8192,
+        max_instances: 1024,
+        max_samples_per_instance: 8,
+      })
+      .build();
+    let mut topic_cache = TopicCache::new(
+      "convoy/sensor/ego/front".to_string(),
+      TypeDesc::new("Image".to_string()),
+      &qos,
+    );
+    let writer = user_writer();
+    let size = 4 * 1024 * 1024;
+    for sn in 1..=40 {
+      topic_cache.add_change(
+        &Timestamp::now(),
+        CacheChange::new(
+          writer,
+          SequenceNumber::new(sn),
+          WriteOptions::default(),
+          DDSData::new(SerializedPayload::new(
+            RepresentationIdentifier::CDR_LE,
+            vec![0; size],
+          )),
+        ),
+      );
+      topic_cache.mark_reliably_received_before(writer, SequenceNumber::new(sn + 1));
+    }
+    let bytes: usize = topic_cache
+      .changes
+      .values()
+      .map(|cc| cc.data_value.payload_size())
+      .sum();
+    // Collection runs before a sample goes in: the budget, plus the newest.
+    assert!(bytes <= MAX_CACHED_BYTES_PER_TOPIC + size + 4, "{bytes} bytes cached");
+    assert!(topic_cache.changes.len() >= 8);
+    // The newest samples are the ones kept.
+    let newest = topic_cache.changes.values().next_back().map(|cc| cc.sequence_number);
+    assert_eq!(newest, Some(SequenceNumber::new(40)));
+
+    // Small samples are bounded by max_samples as before, not by bytes.
+    for sn in 41..=140 {
+      add_after_missing_first(&mut topic_cache, writer, sn, 16);
+    }
+    assert!(topic_cache.changes.len() > 100);
+  }
+
+  // convoy change 29: a KEEP_ALL cache drops what every (reliable) local reader
+  // has taken, and nothing while a best-effort reader reads it too.
+  #[test]
+  fn keep_all_cache_drops_samples_every_reader_took() {
+    let mut topic_cache = keep_all_topic_cache();
+    let writer = user_writer();
+    let reader = |n| {
+      GUID::new(
+        GuidPrefix::new(&[1; 12]),
+        EntityId::new([0, 0, n], EntityKind::READER_WITH_KEY_USER_DEFINED),
+      )
+    };
+    topic_cache.register_reader(reader(1), true);
+    topic_cache.register_reader(reader(2), true);
+    for sn in 1..=10 {
+      add_after_missing_first(&mut topic_cache, writer, sn, 100);
+    }
+    topic_cache.note_taken(reader(1), writer, SequenceNumber::new(7));
+    topic_cache.note_taken(reader(2), writer, SequenceNumber::new(5));
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    let left: Vec<i64> = topic_cache
+      .changes
+      .values()
+      .map(|cc| i64::from(cc.sequence_number))
+      .collect();
+    assert_eq!(left, [6, 7, 8, 9, 10]);
+
+    topic_cache.unregister_reader(reader(2));
+    topic_cache.register_reader(reader(3), false);
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(topic_cache.changes.len(), 5, "a best-effort reader: no tracking");
+    topic_cache.unregister_reader(reader(3));
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(topic_cache.changes.len(), 3, "reader 1 took up to 7");
   }
 
   #[test]

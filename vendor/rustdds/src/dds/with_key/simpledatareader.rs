@@ -141,6 +141,10 @@ where
   DA: DeserializerAdapter<D>,
 {
   fn drop(&mut self) {
+    // convoy change 29
+    if let Ok(mut topic_cache) = self.topic_cache.lock() {
+      topic_cache.unregister_reader(self.my_guid);
+    }
     // Tell dp_event_loop
     self.my_subscriber.remove_reader(self.my_guid);
 
@@ -199,6 +203,14 @@ where
         ),
       });
     }
+    // convoy change 29: the cache learns what this reader has taken.
+    topic_cache.lock().unwrap().register_reader(
+      my_guid,
+      matches!(
+        qos_policy.reliability(),
+        Some(policy::Reliability::Reliable { .. })
+      ),
+    );
 
     Ok(Self {
       my_subscriber: subscriber,
@@ -369,7 +381,7 @@ where
       Some(policy::Reliability::Reliable { .. })
     );
 
-    let topic_cache = self.acquire_the_topic_cache_guard();
+    let mut topic_cache = self.acquire_the_topic_cache_guard();
 
     let mut read_state_ref = self.read_state.lock().unwrap();
     read_state_ref.apply_writer_restarts(&topic_cache);
@@ -404,6 +416,7 @@ where
         read_state_ref
           .last_read_sn
           .insert(writer_guid, sequence_number);
+        topic_cache.note_taken(self.my_guid, writer_guid, sequence_number);
 
         // // Debug sanity check:
         // use crate::Duration;
