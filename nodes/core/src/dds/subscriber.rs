@@ -97,7 +97,9 @@ impl<M: Message> Subscriber<M> {
             type_name: M::TYPE_NAME,
             reason: e.to_string(),
         };
-        let dds_qos = qos.to_rustdds();
+        let dds_qos = qos
+            .to_rustdds()
+            .with_user_data(super::announced_receive_buffer());
         let reader = if M::KEYED {
             Reader::Keyed(
                 subscriber

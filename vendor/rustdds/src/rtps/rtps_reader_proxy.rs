@@ -108,7 +108,24 @@ pub(crate) struct RtpsReaderProxy {
   // multi-fragment DATAFRAG datagrams. An overestimate only causes IP
   // fragmentation, never data loss.
   max_datagram_payload: usize,
+
+  // convoy change 30: the receive buffer the reader says it has (`rcvbuf=<bytes>;`
+  // in its USER_DATA), if it says so.
+  announced_receive_buffer: Option<usize>,
 }
+
+/// convoy change 30: the receive buffer a reader announces in its USER_DATA as
+/// `rcvbuf=<bytes>;` (convoy's readers do; other readers say nothing).
+pub fn receive_buffer_from_user_data(user_data: &[u8]) -> Option<usize> {
+  let text = std::str::from_utf8(user_data).ok()?;
+  let start = text.find("rcvbuf=")? + "rcvbuf=".len();
+  let digits: &str = text[start..].split(';').next()?;
+  digits.trim().parse().ok()
+}
+
+/// convoy change 30: a reader on this host is reached through loopback, whose
+/// datagram budget is far above any network's MTU (see `resolve_path_mtu`).
+const SAME_HOST_DATAGRAM_PAYLOAD: usize = 16 * 1024;
 
 impl RtpsReaderProxy {
   pub fn new(remote_reader_guid: GUID, qos: QosPolicies, expects_in_line_qos: bool) -> Self {
@@ -133,12 +150,14 @@ impl RtpsReaderProxy {
       frags_resent: BTreeMap::new(),
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
+      announced_receive_buffer: None,
     }
   }
 
   // We get a (discovery) update on the properties of this remote Reader.
   // Update those properties that Discovery tells us, but keep run-time data.
   pub fn update(&mut self, update: &Self, topic: &str) {
+    self.announced_receive_buffer = update.announced_receive_buffer;
     if self.remote_reader_guid != update.remote_reader_guid {
       error!("Update tried to change ReaderProxy GUID!"); // This is like
                                                           // changing primary
@@ -263,6 +282,7 @@ impl RtpsReaderProxy {
       frags_resent: BTreeMap::new(),
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
+      announced_receive_buffer: None,
     }
   }
 
@@ -342,6 +362,7 @@ impl RtpsReaderProxy {
       frags_resent: BTreeMap::new(),
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
+      announced_receive_buffer: receive_buffer_from_user_data(&discovered_reader_data.user_data),
     }
   }
 
@@ -761,6 +782,16 @@ impl RtpsReaderProxy {
     runs
   }
 
+  /// convoy change 30: samples up to this size may reach this reader unpaced:
+  /// half the receive buffer it announced, if it is on this host (a burst
+  /// crosses no link); 0 otherwise.
+  pub fn takes_unpaced_up_to(&self) -> usize {
+    match self.announced_receive_buffer {
+      Some(bytes) if self.max_datagram_payload >= SAME_HOST_DATAGRAM_PAYLOAD => bytes / 2,
+      _ => 0,
+    }
+  }
+
   pub fn repair_frags_requested(&self) -> bool {
     self.frags_requested.values().any(|rf| rf.any())
   }
@@ -976,6 +1007,42 @@ mod acknack_tests {
     rp.handle_ack_nack(&acknack(5, &[], 6), last, false, true);
     assert_eq!(rp.all_acked_before, SequenceNumber::from(11));
     assert!(rp.get_pending_gap().is_empty());
+  }
+}
+
+#[cfg(test)]
+mod unpaced_tests {
+  use super::*;
+  use crate::structure::guid::GuidPrefix;
+
+  // convoy change 30
+  #[test]
+  fn announced_receive_buffer_is_read_from_user_data() {
+    assert_eq!(receive_buffer_from_user_data(b"rcvbuf=4194304;"), Some(4_194_304));
+    assert_eq!(
+      receive_buffer_from_user_data(b"typehash=RIHS01_ab;rcvbuf=8388608;"),
+      Some(8_388_608)
+    );
+    assert_eq!(receive_buffer_from_user_data(b"typehash=RIHS01_ab;"), None);
+    assert_eq!(receive_buffer_from_user_data(b"rcvbuf=lots;"), None);
+    assert_eq!(receive_buffer_from_user_data(&[0xff, 0xfe]), None);
+  }
+
+  // convoy change 30: only a reader on this host that announced its buffer
+  // takes samples unpaced, up to half that buffer.
+  #[test]
+  fn only_same_host_readers_with_a_buffer_take_samples_unpaced() {
+    let mut rp = RtpsReaderProxy::new(
+      GUID::new(GuidPrefix::UNKNOWN, EntityId::UNKNOWN),
+      QosPolicies::default(),
+      false,
+    );
+    rp.max_datagram_payload = 65_000;
+    assert_eq!(rp.takes_unpaced_up_to(), 0, "announced nothing");
+    rp.announced_receive_buffer = Some(4 << 20);
+    assert_eq!(rp.takes_unpaced_up_to(), 2 << 20);
+    rp.max_datagram_payload = 1452;
+    assert_eq!(rp.takes_unpaced_up_to(), 0, "across a network");
   }
 }
 

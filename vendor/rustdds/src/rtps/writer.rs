@@ -278,6 +278,9 @@ pub(crate) struct Writer {
   // convoy change 8: the token buckets pushed datagrams are charged to, and
   // whether a ResumePush is armed.
   pacer: RefCell<Pacer>,
+  // convoy change 30: samples up to this size are pushed unpaced: every matched
+  // reader is on this host and announced a receive buffer of at least twice it.
+  unpaced_up_to: usize,
   resume_push_scheduled: bool,
   // convoy change 9: datagram cap and fragment size from the participant.
   datagram_cap: usize,
@@ -386,6 +389,7 @@ impl Writer {
 
       security_plugins: i.security_plugins,
       pacer: RefCell::new(Pacer::default()),
+      unpaced_up_to: 0,
       resume_push_scheduled: false,
       datagram_cap: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
@@ -1157,7 +1161,10 @@ impl Writer {
     for (resume_cursor, msg) in messages_to_send {
       // convoy change 8: pushed user data waits for the pacing buckets; the
       // datagram is not sent, and the push resumes at it.
-      if class == TrafficClass::Bulk && self.pacer.borrow().is_active() {
+      if class == TrafficClass::Bulk
+        && self.pacer.borrow().is_active()
+        && cc.data_value.payload_size() > self.unpaced_up_to
+      {
         let wait = self
           .pacer
           .borrow_mut()
@@ -2465,6 +2472,13 @@ impl Writer {
       .map(RtpsReaderProxy::max_datagram_payload)
       .min()
       .unwrap_or(FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE);
+    // convoy change 30: the readers (or their routes) changed.
+    self.unpaced_up_to = self
+      .readers
+      .values()
+      .map(RtpsReaderProxy::takes_unpaced_up_to)
+      .min()
+      .unwrap_or(0);
   }
 
   /// Refresh the [`SendRoute`](crate::rtps::transmit::SendRoute) of every
