@@ -65,6 +65,8 @@ struct Agent {
     world: AgentWorld,
     controller: Option<Box<dyn Controller + Send>>,
     external: Control,
+    /// Controls from a controller node (a bridge) not applied yet, by the frame they are for.
+    pending_controls: BTreeMap<u64, Control>,
     io: Io,
     /// Other agents' states by agent and frame (peer exchange).
     peer_states: BTreeMap<String, BTreeMap<u64, AgentState>>,
@@ -134,6 +136,7 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
     let mut agent = Agent {
         controller: controller::from_spec(&spec.controller, &spec.vehicle),
         external: Control::default(),
+        pending_controls: BTreeMap::new(),
         id,
         scenario,
         world,
@@ -348,17 +351,27 @@ impl Agent {
         }
     }
 
-    /// Keeps the newest control a controller node (a bridge) published for this agent.
+    /// Keeps the controls a controller node (a bridge) published for this agent, by frame.
     fn take_external_control(&mut self) {
-        if let Some(latest) = self
-            .io
-            .control
-            .take(256)
-            .into_iter()
-            .max_by_key(|c| c.value.frame)
-        {
-            self.external = latest.value;
+        for sample in self.io.control.take(256) {
+            self.pending_controls
+                .insert(sample.value.frame, sample.value);
         }
+        // A controller far ahead (or a stale one) must not grow this without bound.
+        while self.pending_controls.len() > 256 {
+            self.pending_controls.pop_first();
+        }
+    }
+
+    /// The control for `frame`: the newest one stamped for it or an earlier frame. A control
+    /// for a later frame waits: a stack answering `/clock` N (for frame N+1) faster than this
+    /// agent steps frame N must not change frame N.
+    fn external_control_for(&mut self, frame: u64) -> Control {
+        let later = self.pending_controls.split_off(&(frame + 1));
+        if let Some((_, newest)) = std::mem::replace(&mut self.pending_controls, later).pop_last() {
+            self.external = newest;
+        }
+        self.external.clone()
     }
 
     fn step(&mut self, tick: &Tick, zombies: &[AgentState]) -> Result<()> {
@@ -375,11 +388,11 @@ impl Agent {
             Some(c) => c.control(&now_state, tick.frame),
             None => {
                 // A bridge holding the lockstep for its stack answers frame N only once this
-                // agent's reader acknowledged the stack's control, but the wait set that woke
-                // us for Tick N+1 may not have seen that control yet: read it now, or the
-                // frame steps with the previous command and closed-loop runs differ.
+                // agent's reader acknowledged the stack's control for N+1, but the wait set
+                // that woke us for Tick N+1 may not have seen that control yet: read it now,
+                // or the frame steps with the previous command and closed-loop runs differ.
                 self.take_external_control();
-                self.external.clone()
+                self.external_control_for(tick.frame)
             }
         };
         self.world.step(&control, tick.dt_ns as f64 * 1e-9);
