@@ -368,9 +368,10 @@ impl Agent {
     /// agent steps frame N must not change frame N.
     fn external_control_for(&mut self, frame: u64) -> Control {
         let later = self.pending_controls.split_off(&(frame + 1));
-        if let Some((_, newest)) = std::mem::replace(&mut self.pending_controls, later).pop_last() {
+        if let Some((_, newest)) = self.pending_controls.pop_last() {
             self.external = newest;
         }
+        self.pending_controls = later;
         self.external.clone()
     }
 

@@ -59,25 +59,25 @@ const WANTED_SOCKET_BUFFER: u64 = 8 * 1024 * 1024;
 pub(crate) fn announced_receive_buffer() -> Vec<u8> {
     static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     let bytes = *BYTES.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/net/core/rmem_max")
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .map_or(0, |max| max.min(WANTED_SOCKET_BUFFER))
+        read_sysctl("/proc/sys/net/core/rmem_max").map_or(0, |max| max.min(WANTED_SOCKET_BUFFER))
     });
     format!("rcvbuf={bytes};").into_bytes()
+}
+
+/// A numeric kernel setting, e.g. `/proc/sys/net/core/rmem_max`.
+fn read_sysctl(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
 /// Says once per process when the OS caps socket buffers below what large samples need.
 fn report_socket_buffer_ceiling() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let read =
-            |p: &str| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
         for (path, sysctl) in [
             ("/proc/sys/net/core/rmem_max", "net.core.rmem_max"),
             ("/proc/sys/net/core/wmem_max", "net.core.wmem_max"),
         ] {
-            if let Some(max) = read(path) {
+            if let Some(max) = read_sysctl(path) {
                 if max < WANTED_SOCKET_BUFFER / 2 {
                     tracing::warn!(
                         "{sysctl} = {max} caps DDS socket buffers below the {} MiB large samples \

@@ -1058,11 +1058,6 @@ impl Writer {
     }
   }
 
-  /// convoy change 25: the first fragment of `seq_num` this writer has not
-  /// pushed yet (None: all of it is out). A reader answering a HEARTBEAT while
-  /// a large sample is still being paced out asks for every fragment it lacks,
-  /// including those not sent yet; repairing them sent them twice (a 1440x960
-  /// camera stream spent a fifth of its sensor node's DDS thread there).
   /// convoy change 26: the newest sample this writer has started to push (its
   /// fragments go only to the readers matched when it started).
   fn pushed_or_pushing(&self) -> SequenceNumber {
@@ -1072,6 +1067,11 @@ impl Writer {
     }
   }
 
+  /// convoy change 25: the first fragment of `seq_num` this writer has not
+  /// pushed yet (None: all of it is out). A reader answering a HEARTBEAT while
+  /// a large sample is still being paced out asks for every fragment it lacks,
+  /// including those not sent yet; repairing them sent them twice (a 1440x960
+  /// camera stream spent a fifth of its sensor node's DDS thread there).
   fn frags_not_pushed_from(&self, seq_num: SequenceNumber) -> Option<FragmentNumber> {
     if seq_num <= self.last_sent {
       return None;
@@ -2411,9 +2411,10 @@ impl Writer {
   // return value: true = reader was new, false = reader was previously known
   fn matched_reader_update(&mut self, updated_reader_proxy: &RtpsReaderProxy) -> bool {
     let mut is_new = false;
-    let is_volatile = self.qos().is_volatile(); // Get this in advance to work with the borrow checker
+    // Get these in advance to work with the borrow checker.
+    let is_volatile = self.qos().is_volatile();
     let pushed_or_pushing = self.pushed_or_pushing();
-                                                // Capture the interface set once; resolution consults current observations.
+    // Capture the interface set once; resolution consults current observations.
     let multicast_ifaces = self.udp_sender.multicast_interfaces();
     let selector = DefaultRouteSelector::new(self.prefer_loopback_same_host);
     self
@@ -2457,7 +2458,7 @@ impl Writer {
       });
     // A reader was added or its locators changed: refresh the writer-wide
     // minimum datagram budget used for packing.
-    self.recompute_min_datagram_payload();
+    self.recompute_reader_limits();
     is_new
   }
 
@@ -2465,14 +2466,14 @@ impl Writer {
   /// minimum per-peer budget over all matched readers. The aggregated/packed
   /// datagram is one packet multicast to every reader, so it must fit the
   /// smallest path MTU. With no matched readers, fall back to the default.
-  fn recompute_min_datagram_payload(&mut self) {
+  fn recompute_reader_limits(&mut self) {
     self.min_datagram_payload = self
       .readers
       .values()
       .map(RtpsReaderProxy::max_datagram_payload)
       .min()
       .unwrap_or(FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE);
-    // convoy change 30: the readers (or their routes) changed.
+    // convoy change 30
     self.unpaced_up_to = self
       .readers
       .values()
@@ -2496,7 +2497,7 @@ impl Writer {
         }
       }
     }
-    self.recompute_min_datagram_payload();
+    self.recompute_reader_limits();
   }
 
   fn matched_reader_remove(&mut self, guid: GUID) -> Option<RtpsReaderProxy> {
@@ -2528,7 +2529,7 @@ impl Writer {
       );
       self.matched_reader_remove(guid);
       // Removing a reader may relax (raise) the writer-wide minimum budget.
-      self.recompute_min_datagram_payload();
+      self.recompute_reader_limits();
       // self.matched_readers_count_total -= 1; // this never decreases
       self.send_status(DataWriterStatus::PublicationMatched {
         total: CountWithChange::new(self.matched_readers_count_total, 0),

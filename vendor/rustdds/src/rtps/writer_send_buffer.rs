@@ -346,40 +346,41 @@ impl WriterSendBuffer {
         || shared.replaces_unacked
         || (shared.reliable_writer && shared.volatile && !inner.reliable_readers_present));
     if trim_keep_last {
-      while inner.changes.len() > inner.max_retain {
-        // BTreeMap keeps keys sorted, so the first entry is the oldest SN.
-        let oldest = match inner.changes.keys().next().copied() {
-          Some(sn) => sn,
-          None => break,
-        };
-        inner.changes.remove(&oldest);
-        inner.first_seq = oldest.plus_1();
-      }
+      let max_retain = inner.max_retain;
+      Self::drop_oldest_beyond(inner, max_retain, None);
     }
     Self::drop_acknowledged_beyond_retain(shared, inner);
     seq
   }
 
-  /// convoy change 28: drops the oldest samples beyond `acked_retain` (the
-  /// History depth; none for a VOLATILE KEEP_ALL writer) that every reliable
-  /// reader has acknowledged: they are needed neither for repair nor for a late
-  /// joiner. They used to stay until the periodic (6 s)
-  /// cache cleaning, so a reliable writer of 4 MB camera images held a gigabyte
-  /// of acknowledged samples, and every new one was encoded into fresh pages.
-  fn drop_acknowledged_beyond_retain(shared: &Shared, inner: &mut Inner) {
-    if shared.is_builtin || !inner.reliable_readers_present {
-      return;
-    }
-    while inner.changes.len() > inner.acked_retain {
+  /// Drops the oldest samples while more than `keep` are retained, stopping at
+  /// the first one not before `only_before` (when given).
+  fn drop_oldest_beyond(inner: &mut Inner, keep: usize, only_before: Option<SequenceNumber>) {
+    while inner.changes.len() > keep {
+      // BTreeMap keeps keys sorted, so the first entry is the oldest SN.
       let Some(&oldest) = inner.changes.keys().next() else {
         break;
       };
-      if oldest >= inner.acked_before {
+      if only_before.is_some_and(|before| oldest >= before) {
         break;
       }
       inner.changes.remove(&oldest);
       inner.first_seq = oldest.plus_1();
     }
+  }
+
+  /// convoy change 28: drops the oldest samples beyond `acked_retain` (the
+  /// History depth; none for a VOLATILE KEEP_ALL writer) that every reliable
+  /// reader has acknowledged: they are needed neither for repair nor for a late
+  /// joiner. They used to stay until the periodic (6 s) cache cleaning, so a
+  /// reliable writer of 4 MB camera images held a gigabyte of acknowledged
+  /// samples, and every new one was encoded into fresh pages.
+  fn drop_acknowledged_beyond_retain(shared: &Shared, inner: &mut Inner) {
+    if shared.is_builtin || !inner.reliable_readers_present {
+      return;
+    }
+    let (keep, acked_before) = (inner.acked_retain, inner.acked_before);
+    Self::drop_oldest_beyond(inner, keep, Some(acked_before));
   }
 
   // --- consumer side (Writer / event loop) ---
