@@ -399,3 +399,65 @@ fn a_peer_forgotten_on_one_side_only_is_found_again_both_ways() {
         at_peer.next_timeout(Duration::from_millis(100)).is_some()
     });
 }
+
+/// A node that forgets a live peer's participant (convoy's status lease lapsed on one side
+/// under load) finds it again at the next SPDP announcement. The peer never stopped, so its
+/// reliable readers must still get every sample written meanwhile that the writer keeps: a
+/// lockstep agent that lost one peer state of one frame waited for it forever (issue 21).
+fn samples_written_while_forgotten_arrive(domain: u32, reader_side_forgets: bool) {
+    let qos = Arc::new(QosSet::builtin());
+    let writer_node = node(domain, "test/writer", &qos);
+    let reader_node = node(domain, "test/reader", &qos);
+    let topic = topics::agent_state("car");
+    let states: Publisher<AgentState> = writer_node
+        .publisher(&topic, TopicClass::State)
+        .expect("pub");
+    let mut at_reader: Subscriber<AgentState> = reader_node
+        .subscriber(&topic, TopicClass::State)
+        .expect("sub");
+    let state = |frame| AgentState {
+        agent_id: "car".into(),
+        frame,
+        ..AgentState::default()
+    };
+    states.wait_for_match(1, WAIT).expect("match");
+    handshake(&states, &mut at_reader, state(0), WAIT);
+    if reader_side_forgets {
+        states.write(state(0)).expect("write");
+        let guid = at_reader.next_timeout(WAIT).expect("a state").writer;
+        reader_node.forget_participant_of(guid);
+    } else {
+        use rustdds::RTPSEntity;
+        writer_node.forget_participant_of(reader_node.participant().guid());
+    }
+    // Frames 1..=12 over 1.2 s: some before the peer is found again (SPDP, 1 s), some after;
+    // all within the writer's history depth (16). Then the writer falls silent, as a lockstep
+    // agent does while it waits for the next tick.
+    for frame in 1..=12 {
+        states.write(state(frame)).expect("write");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut got = std::collections::BTreeSet::new();
+    let until = std::time::Instant::now() + WAIT;
+    while !(1..=12).all(|f| got.contains(&f)) {
+        assert!(
+            std::time::Instant::now() < until,
+            "frames received after the peer was forgotten: {got:?}, want 1..=12"
+        );
+        for s in at_reader.take_wait(64, Duration::from_millis(50)) {
+            got.insert(s.value.frame);
+        }
+    }
+}
+
+#[test]
+fn samples_written_while_the_reader_side_forgot_the_writer_still_arrive() {
+    watchdog("forgotten writer", Duration::from_secs(120));
+    samples_written_while_forgotten_arrive(domain::FORGOTTEN_READER, true);
+}
+
+#[test]
+fn samples_written_while_the_writer_side_forgot_the_reader_still_arrive() {
+    watchdog("forgotten reader", Duration::from_secs(120));
+    samples_written_while_forgotten_arrive(domain::FORGOTTEN_WRITER, false);
+}

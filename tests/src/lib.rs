@@ -20,6 +20,8 @@ pub mod domain {
     pub const STREAM: u32 = 17;
     pub const READER_OVERWRITE: u32 = 18;
     pub const REDISCOVERY: u32 = 19;
+    pub const FORGOTTEN_READER: u32 = 20;
+    pub const FORGOTTEN_WRITER: u32 = 28;
     pub const CLI_LIST: u32 = 21;
     pub const CLI_ECHO: u32 = 22;
     pub const CLI_HZ: u32 = 23;

@@ -74,6 +74,9 @@ struct Agent {
     pending: Option<Tick>,
     /// The last frame this agent stepped to (and reported done).
     done_frame: Option<u64>,
+    /// The states this agent wrote for its last two frames, to write again when the
+    /// coordinator asks (a repeated Tick; see [`Agent::answer_again`]).
+    written: BTreeMap<u64, AgentState>,
     /// When the current pending tick started waiting for peer states.
     waiting_since: Option<Instant>,
     reported_wait: bool,
@@ -144,6 +147,7 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
         peer_states: BTreeMap::new(),
         pending: None,
         done_frame: None,
+        written: BTreeMap::new(),
         waiting_since: None,
         reported_wait: false,
         config,
@@ -254,6 +258,9 @@ impl Agent {
         }
         if self.done_frame.is_some_and(|d| tick.frame <= d) {
             self.pending = None;
+            if self.done_frame == Some(tick.frame) {
+                return self.answer_again(tick.frame);
+            }
             return Ok(());
         }
         let zombies = match self.zombie_states(&tick) {
@@ -269,6 +276,30 @@ impl Agent {
         self.step(&tick, &zombies)
     }
 
+    /// The coordinator sent Tick N again: frame N stalled past its barrier timeout although
+    /// this agent finished it, so something this agent wrote was lost on the way (or is held
+    /// up behind a lost sample). Write again what others may still wait for: FrameDone N, and
+    /// the state they need for frame N (peer: N-1, which the agents still stepping N wait
+    /// for; relay: N, which the coordinator needs for Tick N+1). Readers keep states by frame,
+    /// so a copy that was not lost changes nothing.
+    fn answer_again(&mut self, frame: u64) -> Result<()> {
+        let needed = if self.relay() { frame } else { frame - 1 };
+        if let Some(state) = self.written.get(&needed) {
+            self.io.state.write_patiently(state.clone(), &self.stop)?;
+        }
+        self.io.done.write_patiently(
+            FrameDone {
+                node_id: format!("agent/{}", self.id),
+                frame,
+            },
+            &self.stop,
+        )?;
+        tracing::info!(
+            "frame {frame}: asked again; wrote state {needed} and FrameDone {frame} again"
+        );
+        Ok(())
+    }
+
     /// Frame 0: publish the initial state on every Tick 0 (peers may have matched late), and
     /// report done once every peer's initial state is here.
     fn handshake(&mut self, tick: &Tick) -> Result<()> {
@@ -278,6 +309,7 @@ impl Agent {
         }
         self.pending = None;
         let state = self.world.state(0, tick.sim_time_ns);
+        self.written.insert(0, state.clone());
         self.io.state.write(state)?;
         let ready = self.relay() || self.peer_states_for(tick, 0).is_some();
         if ready {
@@ -398,6 +430,10 @@ impl Agent {
         };
         self.world.step(&control, tick.dt_ns as f64 * 1e-9);
         let state = self.world.state(tick.frame, tick.sim_time_ns);
+        self.written.insert(tick.frame, state.clone());
+        while self.written.len() > 2 {
+            self.written.pop_first();
+        }
         self.io.state.write_patiently(state, &self.stop)?;
         if self.config.stall_at_frame == Some(tick.frame) {
             tracing::warn!(

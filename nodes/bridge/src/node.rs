@@ -423,6 +423,17 @@ impl Bridge {
             let tick = tick.value;
             // Frame 0 is repeated during the coordinator's handshake; paused ticks repeat too.
             if self.last_frame.is_some_and(|f| tick.frame <= f) {
+                // The coordinator sends a frame's Tick again when its barrier stalled: if
+                // this bridge answered that frame already, its FrameDone was lost.
+                let answered = self.last_frame == Some(tick.frame) && self.held.is_none();
+                if self.settings.hold_for_stack && tick.frame > 0 && answered {
+                    self.done
+                        .write(FrameDone {
+                            node_id: self.node.node_id().to_string(),
+                            frame: tick.frame,
+                        })
+                        .context("cannot answer the barrier again")?;
+                }
                 continue;
             }
             self.last_frame = Some(tick.frame);

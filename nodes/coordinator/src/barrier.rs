@@ -16,6 +16,8 @@ pub struct Barrier {
     reported: BTreeSet<String>,
     /// Nodes that answered this frame.
     acked: BTreeSet<String>,
+    /// How often the frame's Tick was sent again (see [`Barrier::ask_again_due`]).
+    asked_again: u32,
 }
 
 impl Barrier {
@@ -31,6 +33,7 @@ impl Barrier {
             },
             reported: BTreeSet::new(),
             acked: BTreeSet::new(),
+            asked_again: 0,
         }
     }
 
@@ -90,6 +93,25 @@ impl Barrier {
         late
     }
 
+    /// True once per `timeout` the frame has been waiting: the coordinator then sends the
+    /// frame's Tick again, and every node writes again what it answered (a sample lost for
+    /// good must not stop the run; DESIGN.md, "Time, clock and determinism").
+    pub fn ask_again_due(&mut self, now: Instant, timeout: Duration) -> bool {
+        let due = timeout.saturating_mul(self.asked_again + 1);
+        if timeout.is_zero() || self.elapsed(now) < due {
+            return false;
+        }
+        self.asked_again += 1;
+        true
+    }
+
+    /// What the frame still waits for, for the log: `agent/a (FrameDone), b (state)`.
+    pub fn waiting_for(&self) -> String {
+        let done = self.owed_done.iter().map(|n| format!("{n} (FrameDone)"));
+        let states = self.owed_state.iter().map(|a| format!("{a} (state)"));
+        done.chain(states).collect::<Vec<_>>().join(", ")
+    }
+
     pub fn owed(&self) -> Vec<String> {
         self.owed_done.iter().cloned().collect()
     }
@@ -128,5 +150,21 @@ mod tests {
         assert!(b.newly_late(later, Duration::from_secs(1)).is_empty());
         b.remove_member("b");
         assert!(b.complete());
+    }
+
+    #[test]
+    fn asks_again_once_per_timeout_and_names_what_is_missing() {
+        let t0 = Instant::now();
+        let members = vec!["a".to_string(), "b".to_string()];
+        let mut b = Barrier::new(7, &members, true, t0);
+        b.frame_done("agent/a", 7);
+        b.state("a", 7);
+        b.state("b", 7);
+        let timeout = Duration::from_secs(1);
+        assert!(!b.ask_again_due(t0 + Duration::from_millis(900), timeout));
+        assert!(b.ask_again_due(t0 + Duration::from_millis(1100), timeout));
+        assert!(!b.ask_again_due(t0 + Duration::from_millis(1900), timeout));
+        assert!(b.ask_again_due(t0 + Duration::from_millis(2100), timeout));
+        assert_eq!(b.waiting_for(), "agent/b (FrameDone)");
     }
 }

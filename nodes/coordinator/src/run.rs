@@ -468,12 +468,13 @@ impl Coordinator {
                 ClockMode::Sync => {
                     let owing = self.sensors.frame_due(frame, tick.sim_time_ns);
                     let written = Instant::now();
-                    self.write_tick(tick)?;
+                    self.write_tick(tick.clone())?;
                     let mut barrier = Barrier::new(frame, &self.members, self.relay(), written);
                     barrier.owe(owing.iter().map(|n| sensor_node_id(n)));
                     barrier.owe(self.holding_bridges());
                     while !barrier.complete() && !self.stopped() {
                         self.service_barrier(&mut barrier, HOUSEKEEPING)?;
+                        self.ask_again_if_stalled(&mut barrier, &tick);
                     }
                     barrier_us.push(written.elapsed().as_secs_f64() * 1e6);
                     let acked = sensor_names(barrier.acked());
@@ -532,6 +533,33 @@ impl Coordinator {
             barrier_us,
             members_left: self.left.clone(),
         })
+    }
+
+    /// A frame that waited past its barrier timeout while the nodes it waits for are alive
+    /// (the lease rule removes dead ones) lost a sample on the way: the Tick, a FrameDone or
+    /// a state. Sends the same Tick again, once per timeout; nodes that finished the frame
+    /// write their answer again (an agent its FrameDone and the state others wait for), and
+    /// the run goes on with the same values, so determinism holds.
+    fn ask_again_if_stalled(&mut self, barrier: &mut Barrier, tick: &Tick) {
+        let timeout = Duration::from_secs_f64(self.scenario.scenario.barrier_timeout);
+        if barrier.complete() || !barrier.ask_again_due(Instant::now(), timeout) {
+            return;
+        }
+        println!(
+            "barrier: frame {}: still waiting for {} after {:.1} s; sending tick {} again",
+            tick.frame,
+            barrier.waiting_for(),
+            barrier.elapsed(Instant::now()).as_secs_f64(),
+            tick.frame
+        );
+        // One attempt: a clock reader that does not acknowledge makes it fail after the
+        // clock QoS's blocking time, and the next timeout tries again.
+        if let Err(e) = self.io.clock.write(tick.clone()) {
+            println!(
+                "barrier: frame {}: cannot send the tick again: {e}",
+                tick.frame
+            );
+        }
     }
 
     /// Writes a Tick, waiting out a full reliable history. A reader that never acknowledges

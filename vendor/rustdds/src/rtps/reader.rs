@@ -144,6 +144,12 @@ pub(crate) struct Reader {
   // the last one they accepted: a fresh count from 0 went unheard, and a
   // writer that still counted us as matched never learnt that we start over.
   acknack_counts_of_unmatched: BTreeMap<GUID, i32>,
+  // convoy change 31: writers of a participant we lost (or forgot), with what
+  // we had received from them (user-defined readers only). A participant that
+  // is alive is found again at its next SPDP announcement; its writer carries
+  // on where it was, so we carry on too, asking for what it sent meanwhile,
+  // instead of starting over (a VOLATILE writer would GAP all of that).
+  writers_of_lost_participants: BTreeMap<GUID, RtpsWriterProxy>,
   writer_match_count_total: i32, // total count, never decreases
 
   requested_deadline_missed_count: i32,
@@ -219,6 +225,7 @@ impl Reader {
       last_fragment_garbage_collect: Timestamp::now(),
       matched_writers: BTreeMap::new(),
       acknack_counts_of_unmatched: BTreeMap::new(),
+      writers_of_lost_participants: BTreeMap::new(),
       writer_match_count_total: 0,
       requested_deadline_missed_count: 0,
       offered_incompatible_qos_count: 0,
@@ -478,6 +485,20 @@ impl Reader {
       0
     } else {
       let mut proxy = proxy;
+      let writer = proxy.remote_writer_guid;
+      if let Some(mut resumed) = self.writers_of_lost_participants.remove(&writer) {
+        // convoy change 31: carry on with it where we were.
+        if let Some(count) = self.acknack_counts_of_unmatched.remove(&writer) {
+          resumed.sent_ack_nack_count = std::cmp::max(resumed.sent_ack_nack_count, count);
+        }
+        resumed.update_contents(proxy);
+        let received_before = resumed.all_ackable_before();
+        self
+          .acquire_the_topic_cache_guard()
+          .mark_reliably_received_before(writer, received_before);
+        self.matched_writers.insert(writer, resumed);
+        return 1;
+      }
       if let Some(count) = self
         .acknack_counts_of_unmatched
         .remove(&proxy.remote_writer_guid)
@@ -494,7 +515,12 @@ impl Reader {
   }
 
   pub fn remove_writer_proxy(&mut self, writer_guid: GUID) {
-    if let Some(proxy) = self.matched_writers.remove(&writer_guid) {
+    self.take_writer_proxy(writer_guid);
+  }
+
+  fn take_writer_proxy(&mut self, writer_guid: GUID) -> Option<RtpsWriterProxy> {
+    let removed = self.matched_writers.remove(&writer_guid);
+    if let Some(proxy) = &removed {
       // convoy change 23: bounded; a writer past the bound that comes back
       // only has its first ACKNACKs dropped as duplicates.
       const MAX_REMEMBERED_COUNTS: usize = 4096;
@@ -520,6 +546,7 @@ impl Reader {
         writer: writer_guid,
       });
     }
+    removed
   }
 
   // Entire remote participant was lost.
@@ -530,8 +557,19 @@ impl Reader {
       .range(guid_prefix.range())
       .map(|(g, _)| *g)
       .collect();
+    // convoy change 31: bounded; a writer past the bound that comes back is
+    // started over (change 23).
+    const MAX_REMEMBERED_WRITERS: usize = 4096;
+    let remember = self.my_guid.entity_id.kind().is_user_defined();
     for writer in lost_writers {
-      self.remove_writer_proxy(writer);
+      if let Some(proxy) = self.take_writer_proxy(writer) {
+        if remember {
+          if self.writers_of_lost_participants.len() >= MAX_REMEMBERED_WRITERS {
+            self.writers_of_lost_participants.pop_first();
+          }
+          self.writers_of_lost_participants.insert(writer, proxy);
+        }
+      }
     }
   }
 

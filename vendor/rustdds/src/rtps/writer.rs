@@ -193,6 +193,11 @@ pub(crate) struct Writer {
   /// The RTPS ReaderProxy class represents the information an RTPS
   /// StatefulWriter maintains on each matched RTPS Reader
   readers: BTreeMap<GUID, RtpsReaderProxy>,
+  // convoy change 31: how far each reader of a participant we lost (or
+  // forgot) had acknowledged. A participant that is alive is found again at
+  // its next SPDP announcement, with the same reader GUIDs; such a reader is
+  // no late joiner, and what it has not acknowledged is still owed to it.
+  readers_of_lost_participants: BTreeMap<GUID, SequenceNumber>,
   matched_readers_count_total: i32, // all matches ever, never decremented
   requested_incompatible_qos_count: i32, // how many times some Reader requested incompatible QoS
 
@@ -368,6 +373,7 @@ impl Writer {
       data_max_size_serialized: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
       my_guid: i.guid,
       readers: BTreeMap::new(),
+      readers_of_lost_participants: BTreeMap::new(),
       matched_readers_count_total: 0,
       requested_incompatible_qos_count: 0,
       udp_sender,
@@ -2414,6 +2420,26 @@ impl Writer {
     // Get these in advance to work with the borrow checker.
     let is_volatile = self.qos().is_volatile();
     let pushed_or_pushing = self.pushed_or_pushing();
+    // convoy change 31: a reader matched again after its participant was lost
+    // gets a GAP only for what it acknowledged before; the rest it asks for
+    // (the HEARTBEAT below) and gets while this writer still holds it.
+    let gap_up_to = if self
+      .readers
+      .contains_key(&updated_reader_proxy.remote_reader_guid)
+    {
+      pushed_or_pushing
+    } else {
+      match self
+        .readers_of_lost_participants
+        .remove(&updated_reader_proxy.remote_reader_guid)
+      {
+        Some(acked_before) => min(
+          pushed_or_pushing,
+          SequenceNumber::from(i64::from(acked_before) - 1),
+        ),
+        None => pushed_or_pushing,
+      }
+    };
     // Capture the interface set once; resolution consults current observations.
     let multicast_ifaces = self.udp_sender.multicast_interfaces();
     let selector = DefaultRouteSelector::new(self.prefer_loopback_same_host);
@@ -2446,7 +2472,7 @@ impl Writer {
           // matches) will be pushed to this reader as to every other; announcing them
           // as a GAP too told the reader "irrelevant" about a sample it was receiving
           // (a Fast DDS reader then never acknowledged anything again).
-          new_proxy.set_pending_gap_up_to(pushed_or_pushing);
+          new_proxy.set_pending_gap_up_to(gap_up_to);
         }
         new_proxy.resolve_send_route(
           &self.interface_observations.borrow(),
@@ -2550,6 +2576,21 @@ impl Writer {
       .range(guid_prefix.range())
       .map(|(g, _)| *g)
       .collect();
+    // convoy change 31: remember how far they got, bounded (a reader past the
+    // bound that comes back is treated as a late joiner, as before).
+    const MAX_REMEMBERED_READERS: usize = 4096;
+    if self.my_guid.entity_id.kind().is_user_defined() {
+      for reader in &lost_readers {
+        if let Some(rp) = self.readers.get(reader) {
+          if self.readers_of_lost_participants.len() >= MAX_REMEMBERED_READERS {
+            self.readers_of_lost_participants.pop_first();
+          }
+          self
+            .readers_of_lost_participants
+            .insert(*reader, rp.all_acked_before);
+        }
+      }
+    }
     for reader in lost_readers {
       self.reader_lost(reader);
     }
