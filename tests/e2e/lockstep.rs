@@ -222,6 +222,70 @@ fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
     });
 }
 
+/// A state lost for good (agent b's test hook skips writing its frame-20 state) stalls the
+/// frame that needs it until the barrier timeout; the coordinator then sends that frame's tick
+/// again, b writes the state again, and the run goes on with the very states of a run that
+/// lost nothing (issue 21). Peer: the agents stepping frame 21 wait for it; relay: barrier 20.
+#[test]
+fn a_state_lost_for_good_is_asked_for_again_and_the_run_repeats() {
+    watchdog("lost state", Duration::from_secs(300));
+    let scenario = scratch("three_cars_lost.toml");
+    std::fs::write(&scenario, THREE_CARS).expect("write scenario");
+    let scenario_arg = scenario.to_string_lossy().to_string();
+    for (exchange, d, stalled) in [
+        ("peer", domain::LOCKSTEP_LOST_PEER, 21),
+        ("relay", domain::LOCKSTEP_LOST_RELAY, 20),
+    ] {
+        let quiet = scratch(&format!("lost_quiet_{exchange}.jsonl"));
+        run_scenario(
+            d,
+            &scenario_arg,
+            &["--frames", "40", "--exchange", exchange],
+            &quiet,
+        );
+        let lossy = scratch(&format!("lost_lossy_{exchange}.jsonl"));
+        let agents: Vec<ChildGuard> = ["a", "b", "c"]
+            .iter()
+            .map(|id| {
+                let mut cmd = node_cmd("convoy-agent", &scenario, d);
+                cmd.args(["--id", id, "--exchange", exchange])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null());
+                if *id == "b" {
+                    cmd.args(["--drop-state-at-frame", "20"]);
+                }
+                ChildGuard::spawn(&format!("agent {id}"), &mut cmd)
+            })
+            .collect();
+        let (ok, out, err) = run_with_timeout(
+            node_cmd("convoy-coordinator", &scenario, d)
+                .args(["--frames", "40", "--exchange", exchange, "--state-log"])
+                .arg(&lossy),
+            RUN_LIMIT,
+        );
+        drop(agents);
+        assert!(
+            ok,
+            "{exchange}: the run with a lost state did not finish:\n{out}\n{err}"
+        );
+        assert!(
+            out.contains(&format!("sending tick {stalled} again")),
+            "{exchange}: no tick sent again for frame {stalled}:\n{out}"
+        );
+        let quiet = read_state_log(&quiet);
+        let lossy = read_state_log(&lossy);
+        assert_eq!(
+            quiet.len(),
+            3 * 41,
+            "{exchange}: states missing from the quiet run"
+        );
+        assert_eq!(
+            quiet, lossy,
+            "{exchange}: the run that lost a state differs"
+        );
+    }
+}
+
 /// The newest frame in a coordinator progress line ("frame N  sim ...").
 fn progress_frame(line: &str) -> Option<u64> {
     line.strip_prefix("frame ")?

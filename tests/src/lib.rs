@@ -37,6 +37,8 @@ pub mod domain {
     pub const LOCKSTEP_CRASH: u32 = 36;
     pub const WORLD_COMMANDS: u32 = 37;
     pub const LOCKSTEP_COORDINATOR_STOPPED: u32 = 38;
+    pub const LOCKSTEP_LOST_PEER: u32 = 39;
+    pub const LOCKSTEP_LOST_RELAY: u32 = 40;
     pub const LAUNCH_NETNS: u32 = 41;
     pub const LAUNCH_QOS_DEFAULT: u32 = 42;
     pub const LAUNCH_QOS_BEST_EFFORT: u32 = 43;

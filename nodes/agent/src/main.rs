@@ -39,6 +39,9 @@ struct Args {
     /// Test hook: how long to stall, seconds
     #[arg(long, hide = true, default_value_t = 0.0)]
     stall_seconds: f64,
+    /// Test hook: do not write this frame's state (as if it were lost for good)
+    #[arg(long, hide = true)]
+    drop_state_at_frame: Option<u64>,
 }
 
 fn main() -> ExitCode {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
             exchange: args.exchange,
             stall_at_frame: args.stall_at_frame,
             stall_for: Duration::from_secs_f64(args.stall_seconds),
+            drop_state_at_frame: args.drop_state_at_frame,
         };
         run(config, stop).map_err(|e| anyhow::anyhow!("{e:#}"))
     })

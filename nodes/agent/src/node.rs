@@ -41,6 +41,8 @@ pub struct AgentConfig {
     /// Test hook: before reporting this frame done, stall for `stall_for`.
     pub stall_at_frame: Option<u64>,
     pub stall_for: Duration,
+    /// Test hook: skip writing this frame's state, as if it were lost for good on the way.
+    pub drop_state_at_frame: Option<u64>,
 }
 
 struct Io {
@@ -434,7 +436,11 @@ impl Agent {
         while self.written.len() > 2 {
             self.written.pop_first();
         }
-        self.io.state.write_patiently(state, &self.stop)?;
+        if self.config.drop_state_at_frame == Some(tick.frame) {
+            tracing::warn!("not writing the state of frame {} (test hook)", tick.frame);
+        } else {
+            self.io.state.write_patiently(state, &self.stop)?;
+        }
         if self.config.stall_at_frame == Some(tick.frame) {
             tracing::warn!(
                 "stalling {:?} at frame {} (test hook)",

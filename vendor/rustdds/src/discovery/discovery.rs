@@ -714,14 +714,20 @@ impl Discovery {
     // but better make sure.
     // TODO: Check if there can acually be any. If not, then this code is
     // unnecessary.
-    let db = discovery_db_read(&self.discovery_db);
-    for reader in db.get_all_local_topic_readers() {
+    // convoy change 33: copied out, nothing is written while the DiscoveryDB is locked.
+    let (readers, writers): (Vec<_>, Vec<_>) = {
+      let db = discovery_db_read(&self.discovery_db);
+      (
+        db.get_all_local_topic_readers().cloned().collect(),
+        db.get_all_local_topic_writers().cloned().collect(),
+      )
+    };
+    for reader in &readers {
       self.sedp_publish_single_user_reader(reader);
     }
-    for writer in db.get_all_local_topic_writers() {
+    for writer in &writers {
       self.sedp_publish_single_user_writer(writer);
     }
-    drop(db);
 
     if self.discovery_started_sender.send(Ok(())).is_err() {
       error!("Discovery start notification send failed: main thread receiver dropped");
@@ -1175,14 +1181,19 @@ impl Discovery {
   }
 
   fn on_participant_shutting_down(&mut self) {
-    let db = discovery_db_read(&self.discovery_db);
-
-    for reader in db.get_all_local_topic_readers() {
-      self.send_endpoint_dispose_message(reader.reader_proxy.remote_reader_guid);
-    }
-
-    for writer in db.get_all_local_topic_writers() {
-      self.send_endpoint_dispose_message(writer.writer_proxy.remote_writer_guid);
+    // convoy change 33: copied out, nothing is written while the DiscoveryDB is locked.
+    let endpoints: Vec<GUID> = {
+      let db = discovery_db_read(&self.discovery_db);
+      db.get_all_local_topic_readers()
+        .map(|reader| reader.reader_proxy.remote_reader_guid)
+        .chain(
+          db.get_all_local_topic_writers()
+            .map(|writer| writer.writer_proxy.remote_writer_guid),
+        )
+        .collect()
+    };
+    for endpoint in endpoints {
+      self.send_endpoint_dispose_message(endpoint);
     }
 
     self
@@ -1862,49 +1873,68 @@ impl Discovery {
   }
 
   fn add_local_writer(&self, guid: GUID) {
-    // Get writer data from db
-    let db = discovery_db_read(&self.discovery_db);
-    let writer_data = match db.get_local_topic_writer(guid) {
-      Some(d) => d,
-      None => {
-        warn!("Did not find a local writer {guid:?}");
-        return;
+    // convoy change 33: copy what we need and let go of the DiscoveryDB before
+    // publishing and notifying. Holding its read lock while the notification
+    // channel (32 deep) was full deadlocked the participant: the event loop,
+    // which empties that channel, waited for a read lock behind a thread
+    // waiting to write (creating an endpoint), which waited for us.
+    let (writer_data, existing_readers) = {
+      let db = discovery_db_read(&self.discovery_db);
+      match db.get_local_topic_writer(guid) {
+        Some(d) => (
+          d.clone(),
+          db.readers_on_topic(d.publication_topic_data.topic_name())
+            .into_iter()
+            .cloned()
+            .collect::<Vec<_>>(),
+        ),
+        None => {
+          warn!("Did not find a local writer {guid:?}");
+          return;
+        }
       }
     };
 
     // Publish it to SEDP (if needed)
-    self.sedp_publish_single_user_writer(writer_data);
+    self.sedp_publish_single_user_writer(&writer_data);
 
     // Send the ReaderUpdated notification on any existing readers on the writer's
     // topic This will result in matching the endpoints if possible
-    let existing_readers = db.readers_on_topic(writer_data.publication_topic_data.topic_name());
-    for reader in existing_readers {
+    for discovered_reader_data in existing_readers {
       self.send_discovery_notification(DiscoveryNotificationType::ReaderUpdated {
-        discovered_reader_data: reader.clone(),
+        discovered_reader_data,
       });
     }
   }
 
   fn add_local_reader(&self, guid: GUID) {
-    // Get reader data from db
-    let db = discovery_db_read(&self.discovery_db);
-    let reader_data = match db.get_local_topic_reader(guid) {
-      Some(d) => d,
-      None => {
-        warn!("Did not find a local reader {guid:?}");
-        return;
+    // convoy change 33: as in add_local_writer, nothing is sent while the
+    // DiscoveryDB is locked.
+    let (reader_data, existing_writers) = {
+      let db = discovery_db_read(&self.discovery_db);
+      match db.get_local_topic_reader(guid) {
+        Some(d) => (
+          d.clone(),
+          db.writers_on_topic(d.subscription_topic_data.topic_name())
+            .into_iter()
+            .cloned()
+            .collect::<Vec<_>>(),
+        ),
+        None => {
+          warn!("Did not find a local reader {guid:?}");
+          return;
+        }
       }
     };
 
     // Publish it to SEDP (if needed)
-    self.sedp_publish_single_user_reader(reader_data);
+    self.sedp_publish_single_user_reader(&reader_data);
 
     // Send the WriterUpdated notification on any existing writers on the readers's
     // topic This will result in matching the endpoints if possible
-    let existing_writers = db.writers_on_topic(reader_data.subscription_topic_data.topic_name());
-    for writer in existing_writers {
+    for discovered_writer_data in existing_writers {
       self.send_discovery_notification(DiscoveryNotificationType::WriterUpdated {
-        discovered_writer_data: writer.clone(),
+        discovered_writer_data,
       });
     }
   }

@@ -54,6 +54,12 @@ pub const REPAIR_FRAGS_ROUND_BYTES: usize = 512 * 1024;
 // the Writer's `heartbeat_period` field.
 pub const HEARTBEAT_PERIOD_SLOW: crate::structure::duration::Duration =
   crate::structure::duration::Duration::from_secs(1);
+// convoy change 32: how long after a reliable writer's last push it asks
+// readers that have not acknowledged it whether they have it (a lost last
+// sample is otherwise repaired at the next periodic HEARTBEAT), and how many
+// times in one silence.
+pub const TAIL_HEARTBEAT_DELAY: std::time::Duration = std::time::Duration::from_millis(10);
+pub const TAIL_HEARTBEATS_PER_SILENCE: u32 = 4;
 pub const HEARTBEAT_PERIOD_FAST: crate::structure::duration::Duration =
   crate::structure::duration::Duration::from_millis(100);
 

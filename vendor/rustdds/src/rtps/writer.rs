@@ -32,7 +32,8 @@ use crate::{
       MAX_UDP_DATAGRAM_BUDGET,
       HEARTBEAT_PERIOD_FAST, HEARTBEAT_PERIOD_SLOW, HEARTBEAT_SUBMESSAGE_SERIALIZED_SIZE,
       NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES, REPAIR_FRAGS_ROUND_BYTES,
-      REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN,
+      REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN, TAIL_HEARTBEATS_PER_SILENCE,
+      TAIL_HEARTBEAT_DELAY,
     },
     outbound::{SocketId, TrafficClass},
     pacing::Pacer,
@@ -125,6 +126,9 @@ pub(crate) enum TimedEvent {
   SendRepairFrags { to_reader: GUID },
   /// convoy change 8: the pacing wait is over; go on pushing.
   ResumePush,
+  /// convoy change 32: the writer fell silent after a push; ask readers that
+  /// have not acknowledged it whether they have it.
+  TailHeartbeat,
 }
 
 // This is used to construct an actual Writer.
@@ -287,6 +291,11 @@ pub(crate) struct Writer {
   // reader is on this host and announced a receive buffer of at least twice it.
   unpaced_up_to: usize,
   resume_push_scheduled: bool,
+  // convoy change 32: a TailHeartbeat is scheduled; when this writer last
+  // pushed a sample; HEARTBEATs sent for the same silence so far.
+  tail_heartbeat_scheduled: bool,
+  last_push_at: std::time::Instant,
+  tail_heartbeats_sent: u32,
   // convoy change 9: datagram cap and fragment size from the participant.
   datagram_cap: usize,
   fragment_size: usize,
@@ -397,6 +406,9 @@ impl Writer {
       pacer: RefCell::new(Pacer::default()),
       unpaced_up_to: 0,
       resume_push_scheduled: false,
+      tail_heartbeat_scheduled: false,
+      last_push_at: std::time::Instant::now(),
+      tail_heartbeats_sent: 0,
       datagram_cap: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
       max_unacked_bytes: None,
@@ -633,6 +645,10 @@ impl Writer {
       TimedEvent::ResumePush => {
         self.resume_push_scheduled = false;
         self.process_pending();
+      }
+      TimedEvent::TailHeartbeat => {
+        self.tail_heartbeat_scheduled = false;
+        self.tail_heartbeat();
       }
     } // match
   } // fn
@@ -905,6 +921,8 @@ impl Writer {
             self.last_sent = last_seq;
             self.sample_cursor = SampleCursor::Fresh;
             self.send_buffer.set_sent_frontier(last_seq);
+            // Only best-effort batches are dropped, and it skips those.
+            self.pushed_reliably();
             continue;
           }
           Some(BatchOutcome::Blocked { blocked }) => {
@@ -1002,6 +1020,7 @@ impl Writer {
             self.sample_cursor = SampleCursor::Fresh;
             self.send_buffer.set_sent_frontier(sequence_number);
             self.mark_change_sent_to_all_readers(sequence_number);
+            self.pushed_reliably();
           }
           SendProgress::Blocked { cursor, blocked } => {
             // Reliable writers always back-pressure. Best-effort writers only if
@@ -1061,6 +1080,46 @@ impl Writer {
         self.sample_cursor = SampleCursor::Fresh;
         self.send_buffer.set_sent_frontier(sequence_number);
       }
+    }
+  }
+
+  /// convoy change 32: a reliable user writer pushed a sample. Its HEARTBEAT
+  /// went with it (asking for no answer, mostly), so a reader that lost the
+  /// datagram learns of the loss from the next sample's HEARTBEAT, but a
+  /// sample after which the writer falls silent (a lockstep agent's state,
+  /// then nothing until the next frame, which waits for that state) was only
+  /// repaired at the next periodic HEARTBEAT, up to a second later.
+  fn pushed_reliably(&mut self) {
+    if !self.is_reliable() || !self.my_guid.entity_id.kind().is_user_defined() {
+      return;
+    }
+    self.last_push_at = std::time::Instant::now();
+    self.tail_heartbeats_sent = 0;
+    if !self.tail_heartbeat_scheduled {
+      self.tail_heartbeat_scheduled = true;
+      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY, TimedEvent::TailHeartbeat);
+    }
+  }
+
+  /// convoy change 32: once the writer has been silent for half the delay, a
+  /// HEARTBEAT that needs an answer goes to the readers if one of them has not
+  /// acknowledged everything; again each delay while one is behind, a few
+  /// times, then the periodic HEARTBEAT carries on. A writer that keeps pushing
+  /// sends none: its samples' own HEARTBEATs reveal any gap.
+  fn tail_heartbeat(&mut self) {
+    let silent = self.last_push_at.elapsed();
+    if silent < TAIL_HEARTBEAT_DELAY / 2 {
+      self.tail_heartbeat_scheduled = true;
+      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY - silent, TimedEvent::TailHeartbeat);
+      return;
+    }
+    if self.tail_heartbeats_sent >= TAIL_HEARTBEATS_PER_SILENCE {
+      return;
+    }
+    if self.handle_heartbeat_tick(false) {
+      self.tail_heartbeats_sent += 1;
+      self.tail_heartbeat_scheduled = true;
+      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY, TimedEvent::TailHeartbeat);
     }
   }
 
@@ -3299,7 +3358,10 @@ mod tests {
               let to_reader = match event {
                 TimedEvent::SendRepairData { to_reader }
                 | TimedEvent::SendRepairFrags { to_reader } => Some(to_reader),
-                TimedEvent::Heartbeat | TimedEvent::CacheCleaning | TimedEvent::ResumePush => None,
+                TimedEvent::Heartbeat
+                | TimedEvent::CacheCleaning
+                | TimedEvent::ResumePush
+                | TimedEvent::TailHeartbeat => None,
               };
               if to_reader == Some(self.reader_guid) {
                 found.push(event);
@@ -3478,6 +3540,134 @@ mod tests {
       f.writer
         .handle_ack_nack(late.prefix, &AckSubmessage::NackFrag(nack_frag));
       assert!(!f.writer.readers[&late].repair_frags_requested());
+    }
+
+    // convoy change 31: a reader whose participant was lost and found again is
+    // GAPed only what it acknowledged before; a reader never seen is a late
+    // joiner and is GAPed everything pushed.
+    #[test]
+    fn a_reader_matched_again_is_gaped_only_what_it_acknowledged() {
+      let qos = QosPolicyBuilder::new()
+        .reliability(Reliability::Reliable {
+          max_blocking_time: Duration::from_millis(100),
+        })
+        .history(History::KeepAll)
+        .durability(Durability::Volatile)
+        .build();
+      let reader_id = EntityId::new([0, 0, 2], EntityKind::READER_WITH_KEY_USER_DEFINED);
+      let mut f = Fixture::new(
+        EntityId::new([0, 0, 1], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+        qos.clone(),
+        reader_id,
+        &qos,
+        3,
+        8,
+        None,
+      );
+      f.writer.process_pending();
+      // The reader has 1 and asks for nothing more yet.
+      f.writer.handle_ack_nack(
+        f.reader_guid.prefix,
+        &AckSubmessage::AckNack(AckNack {
+          reader_id,
+          writer_id: f.writer.my_guid.entity_id,
+          reader_sn_state: SequenceNumberSet::from_base_and_set(
+            SequenceNumber::new(2),
+            &BTreeSet::new(),
+          ),
+          count: 1,
+        }),
+      );
+      assert_eq!(f.reader_proxy().all_acked_before, SequenceNumber::new(2));
+
+      f.writer.participant_lost(f.reader_guid.prefix);
+      assert!(!f.writer.readers.contains_key(&f.reader_guid));
+      f.writer
+        .update_reader_proxy(&RtpsReaderProxy::new(f.reader_guid, qos.clone(), false), &qos);
+      let gap: Vec<i64> = f
+        .reader_proxy()
+        .get_pending_gap()
+        .iter()
+        .map(|sn| i64::from(*sn))
+        .collect();
+      assert_eq!(gap, [1], "samples 2 and 3 are still owed to it");
+
+      let stranger = GUID::new(GuidPrefix::new(&[3; 12]), reader_id);
+      f.writer
+        .update_reader_proxy(&RtpsReaderProxy::new(stranger, qos.clone(), false), &qos);
+      let gap: Vec<i64> = f.writer.readers[&stranger]
+        .get_pending_gap()
+        .iter()
+        .map(|sn| i64::from(*sn))
+        .collect();
+      assert_eq!(gap, [1, 2, 3]);
+    }
+
+    // convoy change 32: a reliable user writer that falls silent after a push
+    // sends HEARTBEATs soon after, a bounded number, while its reader has not
+    // acknowledged; none once the reader has.
+    #[test]
+    fn a_silent_writer_asks_soon_whether_its_last_sample_arrived() {
+      let tail_events = |f: &Fixture, max_wait: StdDuration| {
+        let give_up = Instant::now() + max_wait;
+        let mut count = 0;
+        loop {
+          while let Some(fired) = f.timer.borrow_mut().poll() {
+            if let DpTimerEvent::Writer {
+              event: TimedEvent::TailHeartbeat,
+              ..
+            } = fired
+            {
+              count += 1;
+            }
+          }
+          if count > 0 || Instant::now() >= give_up {
+            return count;
+          }
+          std::thread::sleep(StdDuration::from_millis(1));
+        }
+      };
+      let heartbeats_sent = |f: &Fixture| {
+        f.writer
+          .heartbeat_message_counter
+          .load(atomic::Ordering::Relaxed)
+      };
+
+      let mut f = Fixture::user(3, 8, None);
+      f.writer.process_pending();
+      let before = heartbeats_sent(&f);
+      let mut rounds = 0;
+      while tail_events(&f, TAIL_HEARTBEAT_DELAY * 4) > 0 {
+        f.writer.handle_timed_event(TimedEvent::TailHeartbeat);
+        rounds += 1;
+        assert!(rounds <= TAIL_HEARTBEATS_PER_SILENCE + 1, "never stops");
+      }
+      assert_eq!(
+        heartbeats_sent(&f) - before,
+        TAIL_HEARTBEATS_PER_SILENCE as i32,
+        "one HEARTBEAT per tail round while the reader is behind"
+      );
+
+      // A reader that has everything is not asked.
+      let mut f = Fixture::user(3, 8, None);
+      f.writer.process_pending();
+      f.writer.handle_ack_nack(
+        f.reader_guid.prefix,
+        &AckSubmessage::AckNack(AckNack {
+          reader_id: f.reader_guid.entity_id,
+          writer_id: f.writer.my_guid.entity_id,
+          reader_sn_state: SequenceNumberSet::from_base_and_set(
+            SequenceNumber::new(4),
+            &BTreeSet::new(),
+          ),
+          count: 1,
+        }),
+      );
+      let before = heartbeats_sent(&f);
+      assert_eq!(tail_events(&f, TAIL_HEARTBEAT_DELAY * 4), 1);
+      f.writer.handle_timed_event(TimedEvent::TailHeartbeat);
+      assert_eq!(heartbeats_sent(&f), before);
+      assert_eq!(tail_events(&f, TAIL_HEARTBEAT_DELAY * 2), 0);
     }
 
     // While the reader's send socket has queued control datagrams, a round
