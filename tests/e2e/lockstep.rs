@@ -21,23 +21,9 @@ fn scratch(name: &str) -> PathBuf {
     path
 }
 
-/// `convoy run` to completion; returns its output.
+/// `convoy run` to completion within RUN_LIMIT; returns its output.
 fn run_scenario(domain: u32, scenario: &str, extra: &[&str], log: &Path) -> String {
-    let (ok, out, err) = run_with_timeout(
-        convoy()
-            .args(["--domain", &domain.to_string(), "run", scenario])
-            .args(extra)
-            .arg("--state-log")
-            .arg(log),
-        RUN_LIMIT,
-    );
-    assert!(ok, "convoy run {scenario} {extra:?} failed:\n{out}\n{err}");
-    assert!(
-        processes_on_domain(domain).is_empty(),
-        "nodes left behind: {:?}",
-        processes_on_domain(domain)
-    );
-    out
+    convoy_tests::run_scenario(domain, scenario, extra, log, RUN_LIMIT)
 }
 
 #[test]

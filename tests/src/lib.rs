@@ -39,6 +39,9 @@ pub mod domain {
     pub const LOCKSTEP_COORDINATOR_STOPPED: u32 = 38;
     pub const LOCKSTEP_LOST_PEER: u32 = 39;
     pub const LOCKSTEP_LOST_RELAY: u32 = 40;
+    pub const LOCKSTEP_STRESS_QUIET: u32 = 48;
+    pub const LOCKSTEP_STRESS_PEER: u32 = 49;
+    pub const LOCKSTEP_STRESS_RELAY: u32 = 50;
     pub const LAUNCH_NETNS: u32 = 41;
     pub const LAUNCH_QOS_DEFAULT: u32 = 42;
     pub const LAUNCH_QOS_BEST_EFFORT: u32 = 43;
@@ -350,6 +353,32 @@ pub fn processes_on_domain(domain: u32) -> Vec<String> {
         }
     }
     found
+}
+
+/// `convoy run SCENARIO` to completion within `limit`, writing its `--state-log` to `log`;
+/// fails the test if it fails or leaves a node behind; returns its output.
+pub fn run_scenario(
+    domain: u32,
+    scenario: &str,
+    extra: &[&str],
+    log: &std::path::Path,
+    limit: Duration,
+) -> String {
+    let (ok, out, err) = run_with_timeout(
+        convoy()
+            .args(["--domain", &domain.to_string(), "run", scenario])
+            .args(extra)
+            .arg("--state-log")
+            .arg(log),
+        limit,
+    );
+    assert!(ok, "convoy run {scenario} {extra:?} failed:\n{out}\n{err}");
+    assert!(
+        processes_on_domain(domain).is_empty(),
+        "nodes left behind: {:?}",
+        processes_on_domain(domain)
+    );
+    out
 }
 
 /// Parses a `--state-log` file into (frame, agent) -> the line's JSON, checking every line.
