@@ -1556,6 +1556,7 @@ impl Reader {
   fn send_preemptive_acknack_to(&self, writer_proxy: &mut RtpsWriterProxy) {
     let flags = BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Endianness);
     let acknack_count = writer_proxy.next_ack_nack_sequence_number();
+    let writer_proxy_ack_base = writer_proxy.all_ackable_before();
     let RtpsWriterProxy {
       remote_writer_guid,
       unicast_locator_list,
@@ -1566,7 +1567,14 @@ impl Reader {
       AckNack {
         reader_id: self.entity_id(),
         writer_id: remote_writer_guid.entity_id,
-        reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(1)),
+        // convoy change 34: what we hold. A proxy resumed after the writer's
+        // participant was forgotten (change 31) has received samples; a base of 1
+        // told the writer we had nothing, and it GAPed us up to its newest sample,
+        // the samples written while we had forgotten it included.
+        reader_sn_state: SequenceNumberSet::new_empty(std::cmp::max(
+          writer_proxy_ack_base,
+          SequenceNumber::new(1),
+        )),
         count: acknack_count,
       },
       InfoDestination {
