@@ -23,9 +23,7 @@ impl TickSource {
         let flag = Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
             let node = Node::new(domain, "test/clock", Arc::new(QosSet::builtin())).expect("node");
-            let clock: Publisher<Tick> = node
-                .publisher(topics::CLOCK, TopicClass::Clock)
-                .expect("publisher");
+            let clock: Publisher<Tick> = node.publisher(&topics::clock()).expect("publisher");
             let mut frame = 0;
             while !flag.load(std::sync::atomic::Ordering::Relaxed) {
                 let _ = clock.write(Tick {

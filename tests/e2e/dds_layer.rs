@@ -8,7 +8,7 @@ use std::time::Duration;
 use convoy_core::dds::{Node, Publisher, ReaderStats, Subscriber};
 use convoy_core::messages::{AgentState, BenchSample, Tick};
 use convoy_core::qos::QosSet;
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics;
 use convoy_tests::{domain, handshake, wait_until, watchdog, workspace_bin, ChildGuard};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -30,7 +30,7 @@ fn samples_of_another_type_are_counted_and_the_reader_goes_on() {
     let qos = Arc::new(QosSet::builtin());
     let reader_node = node(domain::DECODE_ERRORS, "test/reader", &qos);
     let mut ticks: Subscriber<Tick> = reader_node
-        .subscriber(topics::CLOCK, TopicClass::Clock)
+        .subscriber(&topics::clock())
         .expect("subscriber");
     let stats = ticks.stats();
 
@@ -70,9 +70,7 @@ fn samples_of_another_type_are_counted_and_the_reader_goes_on() {
 
     // The reader still works: real Ticks from a real convoy writer arrive.
     let writer_node = node(domain::DECODE_ERRORS, "test/writer", &qos);
-    let clock: Publisher<Tick> = writer_node
-        .publisher(topics::CLOCK, TopicClass::Clock)
-        .expect("publisher");
+    let clock: Publisher<Tick> = writer_node.publisher(&topics::clock()).expect("publisher");
     clock.wait_for_match(1, WAIT).expect("match");
     clock.write(tick(77)).expect("write");
     let got = ticks
@@ -126,8 +124,8 @@ fn deadline_misses_are_counted_while_a_writer_is_silent() {
     let a = node(domain::DEADLINE, "test/a", &qos);
     let b = node(domain::DEADLINE, "test/b", &qos);
     let topic = topics::agent_state("ego");
-    let writer: Publisher<AgentState> = a.publisher(&topic, TopicClass::State).expect("pub");
-    let mut reader: Subscriber<AgentState> = b.subscriber(&topic, TopicClass::State).expect("sub");
+    let writer: Publisher<AgentState> = a.publisher(&topic).expect("pub");
+    let mut reader: Subscriber<AgentState> = b.subscriber(&topic).expect("sub");
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
 
@@ -161,10 +159,9 @@ fn time_based_filter_drops_samples_closer_than_the_separation() {
     let qos = policy_qos();
     let a = node(domain::TIME_BASED_FILTER, "test/a", &qos);
     let b = node(domain::TIME_BASED_FILTER, "test/b", &qos);
-    let topic = topics::sensor("ego", "imu");
-    let writer: Publisher<BenchSample> = a.publisher(&topic, TopicClass::Sensor).expect("pub");
-    let mut reader: Subscriber<BenchSample> =
-        b.subscriber(&topic, TopicClass::Sensor).expect("sub");
+    let topic = topics::sensor::<BenchSample>("ego", "imu");
+    let writer: Publisher<BenchSample> = a.publisher(&topic).expect("pub");
+    let mut reader: Subscriber<BenchSample> = b.subscriber(&topic).expect("sub");
     let stats = reader.stats();
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
@@ -203,12 +200,8 @@ fn a_reliable_burst_of_10000_samples_arrives_whole_and_in_order() {
     let qos = Arc::new(QosSet::builtin());
     let a = node(domain::RELIABLE_BURST, "test/a", &qos);
     let b = node(domain::RELIABLE_BURST, "test/b", &qos);
-    let writer: Publisher<BenchSample> = a
-        .publisher(topics::BENCH_PING, TopicClass::Bench)
-        .expect("pub");
-    let mut reader: Subscriber<BenchSample> = b
-        .subscriber(topics::BENCH_PING, TopicClass::Bench)
-        .expect("sub");
+    let writer: Publisher<BenchSample> = a.publisher(&topics::bench_ping()).expect("pub");
+    let mut reader: Subscriber<BenchSample> = b.subscriber(&topics::bench_ping()).expect("sub");
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
     let probe = BenchSample {
@@ -257,10 +250,10 @@ fn keyed_topics_carry_every_instance() {
     let b = node(domain::KEYED_INSTANCES, "test/b", &qos);
     // The barrier keeps one sample per node: frame_done of two nodes, three frames each.
     let writer = a
-        .publisher::<convoy_core::messages::FrameDone>(topics::FRAME_DONE, TopicClass::Barrier)
+        .publisher::<convoy_core::messages::FrameDone>(&topics::frame_done())
         .expect("pub");
     let mut reader = b
-        .subscriber::<convoy_core::messages::FrameDone>(topics::FRAME_DONE, TopicClass::Barrier)
+        .subscriber::<convoy_core::messages::FrameDone>(&topics::frame_done())
         .expect("sub");
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
@@ -308,12 +301,8 @@ fn samples_overwritten_in_a_shallow_reader_are_counted_as_lost() {
     let qos = Arc::new(QosSet::from_str(SHALLOW_READER_QOS, "shallow.xml", None).expect("qos"));
     let a = node(domain::READER_OVERWRITE, "test/a", &qos);
     let b = node(domain::READER_OVERWRITE, "test/b", &qos);
-    let writer: Publisher<BenchSample> = a
-        .publisher(topics::BENCH_PING, TopicClass::Bench)
-        .expect("pub");
-    let mut reader: Subscriber<BenchSample> = b
-        .subscriber(topics::BENCH_PING, TopicClass::Bench)
-        .expect("sub");
+    let writer: Publisher<BenchSample> = a.publisher(&topics::bench_ping()).expect("pub");
+    let mut reader: Subscriber<BenchSample> = b.subscriber(&topics::bench_ping()).expect("sub");
     let stats = reader.stats();
     writer.wait_for_match(1, WAIT).expect("match");
     reader.wait_for_match(1, WAIT).expect("match");
@@ -356,18 +345,10 @@ fn a_peer_forgotten_on_one_side_only_is_found_again_both_ways() {
     let forgetful = node(domain::REDISCOVERY, "test/forgetful", &qos);
     let peer = node(domain::REDISCOVERY, "test/peer", &qos);
     // peer -> forgetful and forgetful -> peer, one topic each way.
-    let to_forgetful: Publisher<Tick> = peer
-        .publisher(topics::CLOCK, TopicClass::Clock)
-        .expect("pub");
-    let mut at_forgetful: Subscriber<Tick> = forgetful
-        .subscriber(topics::CLOCK, TopicClass::Clock)
-        .expect("sub");
-    let to_peer: Publisher<BenchSample> = forgetful
-        .publisher(topics::BENCH_PING, TopicClass::Bench)
-        .expect("pub");
-    let mut at_peer: Subscriber<BenchSample> = peer
-        .subscriber(topics::BENCH_PING, TopicClass::Bench)
-        .expect("sub");
+    let to_forgetful: Publisher<Tick> = peer.publisher(&topics::clock()).expect("pub");
+    let mut at_forgetful: Subscriber<Tick> = forgetful.subscriber(&topics::clock()).expect("sub");
+    let to_peer: Publisher<BenchSample> = forgetful.publisher(&topics::bench_ping()).expect("pub");
+    let mut at_peer: Subscriber<BenchSample> = peer.subscriber(&topics::bench_ping()).expect("sub");
     to_forgetful.wait_for_match(1, WAIT).expect("match");
     to_peer.wait_for_match(1, WAIT).expect("match");
     handshake(&to_forgetful, &mut at_forgetful, tick(1), WAIT);
@@ -409,12 +390,8 @@ fn samples_written_while_forgotten_arrive(domain: u32, reader_side_forgets: bool
     let writer_node = node(domain, "test/writer", &qos);
     let reader_node = node(domain, "test/reader", &qos);
     let topic = topics::agent_state("car");
-    let states: Publisher<AgentState> = writer_node
-        .publisher(&topic, TopicClass::State)
-        .expect("pub");
-    let mut at_reader: Subscriber<AgentState> = reader_node
-        .subscriber(&topic, TopicClass::State)
-        .expect("sub");
+    let states: Publisher<AgentState> = writer_node.publisher(&topic).expect("pub");
+    let mut at_reader: Subscriber<AgentState> = reader_node.subscriber(&topic).expect("sub");
     let state = |frame| AgentState {
         agent_id: "car".into(),
         frame,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use convoy_core::dds::{Node, Publisher, Subscriber};
 use convoy_core::messages::*;
 use convoy_core::qos::QosSet;
-use convoy_core::topics::TopicClass;
+use convoy_core::topics::{Topic, TopicClass};
 use convoy_tests::{domain, repo_root, watchdog, ChildGuard};
 
 const QOS: &str = r#"<dds><qos_library name="interop">
@@ -202,10 +202,16 @@ fn pair<M: Message + PartialEq>(node: &Node, name: &'static str, canonical: M) -
         name,
         canonical,
         to: node
-            .publisher(&format!("interop/to_cyclone/{name}"), TopicClass::Bench)
+            .publisher(&Topic::new(
+                format!("interop/to_cyclone/{name}"),
+                TopicClass::Bench,
+            ))
             .expect("publisher"),
         from: node
-            .subscriber(&format!("interop/from_cyclone/{name}"), TopicClass::Bench)
+            .subscriber(&Topic::new(
+                format!("interop/from_cyclone/{name}"),
+                TopicClass::Bench,
+            ))
             .expect("subscriber"),
     })
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use convoy_core::dds::{Node, Subscriber};
 use convoy_core::messages::{GnssFix, Image, NodeStatus, Odometry, PointCloud, RadarScan};
 use convoy_core::qos::QosSet;
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics;
 use convoy_tests::{
     convoy, domain, find_node_process, processes_on_domain, read_state_log, run_with_timeout,
     take_turn, wait_for_line, wait_until, watchdog, ChildGuard,
@@ -85,7 +85,7 @@ fn node(domain: u32) -> Node {
 }
 
 fn sub<M: convoy_core::messages::Message>(node: &Node, sensor: &str) -> Subscriber<M> {
-    node.subscriber(&topics::sensor("ego", sensor), TopicClass::Sensor)
+    node.subscriber(&topics::sensor("ego", sensor))
         .expect("sensor subscriber")
 }
 
@@ -144,9 +144,8 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
     let mut gnss: Subscriber<GnssFix> = sub(&n, "gnss");
     let mut odom: Subscriber<Odometry> = sub(&n, "odom");
     let mut radar: Subscriber<RadarScan> = sub(&n, "radar");
-    let mut status: Subscriber<NodeStatus> = n
-        .subscriber(topics::NODES, TopicClass::Status)
-        .expect("status subscriber");
+    let mut status: Subscriber<NodeStatus> =
+        n.subscriber(&topics::nodes()).expect("status subscriber");
 
     let mut run = ChildGuard::spawn(
         "convoy run",

@@ -1,13 +1,11 @@
 //! `convoy-agent`: parses arguments and runs one agent (see the library).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
 use convoy_agent::node::{run, AgentConfig};
-use convoy_core::qos::QosSpec;
-use convoy_core::scenario::{ClockMode, Exchange};
+use convoy_core::node::NodeArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -16,23 +14,11 @@ use convoy_core::scenario::{ClockMode, Exchange};
     about = "one convoy agent: a vehicle with rapier3d physics"
 )]
 struct Args {
-    /// Scenario file (TOML)
-    scenario: PathBuf,
+    #[command(flatten)]
+    node: NodeArgs,
     /// Which agent of the scenario this process is
     #[arg(long)]
     id: String,
-    /// DDS domain id
-    #[arg(long, short = 'd', env = "CONVOY_DOMAIN", default_value_t = 0)]
-    domain: u32,
-    /// QoS library: FILE or FILE::LIBRARY
-    #[arg(long, env = "CONVOY_QOS")]
-    qos: Option<QosSpec>,
-    /// Override the scenario's clock mode (sync|async)
-    #[arg(long)]
-    mode: Option<ClockMode>,
-    /// Override the scenario's state exchange (peer|relay)
-    #[arg(long)]
-    exchange: Option<Exchange>,
     /// Test hook: stall before reporting this frame done
     #[arg(long, hide = true)]
     stall_at_frame: Option<u64>,
@@ -46,17 +32,13 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    convoy_core::status::node_main(|stop| {
+    convoy_core::node::node_main(|stop| {
         if !(0.0..=3600.0).contains(&args.stall_seconds) {
             anyhow::bail!("--stall-seconds {} is out of range", args.stall_seconds);
         }
         let config = AgentConfig {
-            scenario: args.scenario,
+            node: args.node,
             agent_id: args.id,
-            domain: args.domain,
-            qos: args.qos,
-            mode: args.mode,
-            exchange: args.exchange,
             stall_at_frame: args.stall_at_frame,
             stall_for: Duration::from_secs_f64(args.stall_seconds),
             drop_state_at_frame: args.drop_state_at_frame,

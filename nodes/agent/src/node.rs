@@ -7,21 +7,19 @@
 //! a lockstep run is reproducible bit for bit.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
-use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
+use convoy_core::dds::{Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
-    AgentState, Control, FrameDone, NodeRole, ReplyStatus, Tick, WorldCommandKind, WorldReply,
-    WorldRequest,
+    AgentState, Control, FrameDone, ReplyStatus, Tick, WorldCommandKind, WorldReply, WorldRequest,
 };
-use convoy_core::qos::{QosSet, QosSpec};
+use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::scenario::{ClockMode, Exchange, Scenario};
 use convoy_core::status::StatusBeacon;
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics;
 use convoy_core::world::check_command;
 
 use crate::controller::{self, Controller};
@@ -32,12 +30,8 @@ const HOUSEKEEPING: Duration = Duration::from_millis(5);
 
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
-    pub scenario: PathBuf,
+    pub node: NodeArgs,
     pub agent_id: String,
-    pub domain: u32,
-    pub qos: Option<QosSpec>,
-    pub mode: Option<ClockMode>,
-    pub exchange: Option<Exchange>,
     /// Test hook: before reporting this frame done, stall for `stall_for`.
     pub stall_at_frame: Option<u64>,
     pub stall_for: Duration,
@@ -87,40 +81,34 @@ struct Agent {
 }
 
 pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
-    let mut scenario = Scenario::load(&config.scenario)?;
-    if let Some(mode) = config.mode {
-        scenario.scenario.mode = mode;
-    }
-    if let Some(exchange) = config.exchange {
-        scenario.scenario.exchange = exchange;
-    }
+    let NodeContext {
+        scenario,
+        node,
+        beacon,
+        ..
+    } = NodeContext::start(&config.node, NodeId::agent(&config.agent_id))?;
     let spec = scenario
         .agent(&config.agent_id)
         .ok_or_else(|| {
             anyhow!(
                 "{}: no agent '{}' (agents: {})",
-                config.scenario.display(),
+                config.node.scenario.display(),
                 config.agent_id,
                 scenario.agent_ids().join(", ")
             )
         })?
         .clone();
-    let qos = Arc::new(match &config.qos {
-        Some(spec) => QosSet::load(spec)?,
-        None => QosSet::builtin(),
-    });
     let id = config.agent_id.clone();
-    let node = Node::new(config.domain, &format!("agent/{id}"), qos)?;
     let peer_mode =
         scenario.scenario.exchange == Exchange::Peer || scenario.scenario.mode == ClockMode::Async;
     let mut io = Io {
-        state: node.publisher(&topics::agent_state(&id), TopicClass::State)?,
-        done: node.publisher(topics::FRAME_DONE, TopicClass::Barrier)?,
-        replies: node.publisher(topics::WORLD_REPLY, TopicClass::World)?,
-        beacon: StatusBeacon::new(&node, NodeRole::Agent)?,
-        clock: node.subscriber(topics::CLOCK, TopicClass::Clock)?,
-        control: node.subscriber(&topics::agent_control(&id), TopicClass::Control)?,
-        requests: node.subscriber(topics::WORLD_REQUEST, TopicClass::World)?,
+        state: node.publisher(&topics::agent_state(&id))?,
+        done: node.publisher(&topics::frame_done())?,
+        replies: node.publisher(&topics::world_reply())?,
+        beacon,
+        clock: node.subscriber(&topics::clock())?,
+        control: node.subscriber(&topics::agent_control(&id))?,
+        requests: node.subscriber(&topics::world_request())?,
         peers: Vec::new(),
         waitset: WaitSet::new().context("cannot create a wait set")?,
         clock_token: ReaderToken::default(),
@@ -132,7 +120,7 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
     io.requests_token = io.requests.attach(&mut io.waitset)?;
     if peer_mode {
         for other in scenario.agent_ids().into_iter().filter(|a| *a != id) {
-            let mut sub = node.subscriber(&topics::agent_state(&other), TopicClass::State)?;
+            let mut sub = node.subscriber(&topics::agent_state(&other))?;
             let token = sub.attach(&mut io.waitset)?;
             io.peers.push((other, sub, token));
         }
@@ -291,7 +279,7 @@ impl Agent {
         }
         self.io.done.write_patiently(
             FrameDone {
-                node_id: format!("agent/{}", self.id),
+                node_id: NodeId::agent(&self.id).to_string(),
                 frame,
             },
             &self.stop,
@@ -316,7 +304,7 @@ impl Agent {
         let ready = self.relay() || self.peer_states_for(tick, 0).is_some();
         if ready {
             self.io.done.write(FrameDone {
-                node_id: format!("agent/{}", self.id),
+                node_id: NodeId::agent(&self.id).to_string(),
                 frame: 0,
             })?;
         }
@@ -450,7 +438,7 @@ impl Agent {
             std::thread::sleep(self.config.stall_for);
         }
         let done = FrameDone {
-            node_id: format!("agent/{}", self.id),
+            node_id: NodeId::agent(&self.id).to_string(),
             frame: tick.frame,
         };
         self.io.done.write_patiently(done, &self.stop)?;

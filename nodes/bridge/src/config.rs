@@ -100,13 +100,13 @@ pub fn sensor_outputs(agent: &str, spec: &SensorSpec) -> Vec<SensorOutput> {
         convoy_topic,
         ros_name: format!("/{agent}/{id}/{name}"),
     };
-    let main = |name: &str| vec![output(topics::sensor(agent, id), name)];
+    let main = |name: &str| vec![output(topics::sensor_name(agent, id), name)];
     match spec.kind {
         SensorKind::Camera => {
             let mut outs = main("image");
             for (wanted, name) in [(spec.depth, "depth"), (spec.semantic, "semantic")] {
                 if wanted {
-                    outs.push(output(topics::sensor_output(agent, id, name), name));
+                    outs.push(output(topics::sensor_output_name(agent, id, name), name));
                 }
             }
             outs

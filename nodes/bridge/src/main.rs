@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use convoy_bridge::node::{run, BridgeNodeConfig};
-use convoy_core::qos::QosSpec;
+use convoy_core::node::NodeArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -14,20 +14,14 @@ use convoy_core::qos::QosSpec;
     about = "a convoy bridge node: sensors, clock and tf out to ROS 2, cmd_vel back in"
 )]
 struct Args {
-    /// Scenario file (TOML)
-    scenario: PathBuf,
+    #[command(flatten)]
+    node: NodeArgs,
     /// Bridge settings file (TOML, `[ros2]` table); defaults without one
     #[arg(long)]
     config: Option<PathBuf>,
     /// This node's convoy name (it runs as DDS node bridge/NAME)
     #[arg(long, default_value = "ros2")]
     name: String,
-    /// convoy's DDS domain id
-    #[arg(long, short = 'd', env = "CONVOY_DOMAIN", default_value_t = 0)]
-    domain: u32,
-    /// QoS library for convoy's topics: FILE or FILE::LIBRARY
-    #[arg(long, env = "CONVOY_QOS")]
-    qos: Option<QosSpec>,
     /// The ROS 2 domain (default: the settings file's, else convoy's domain)
     #[arg(long)]
     ros_domain: Option<u32>,
@@ -41,12 +35,10 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    convoy_core::status::node_main(|stop| {
+    convoy_core::node::node_main(|stop| {
         let config = BridgeNodeConfig {
-            scenario: args.scenario,
+            node: args.node,
             name: args.name,
-            domain: args.domain,
-            qos: args.qos,
             settings: args.config,
             ros_domain: args.ros_domain,
             node_name: args.node_name,

@@ -21,14 +21,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
-    AgentState, Control, FrameDone, GnssFix, Image, Imu, Message, NodeRole, Odometry, PointCloud,
-    Tick,
+    AgentState, Control, FrameDone, GnssFix, Image, Imu, Message, Odometry, PointCloud, Tick,
 };
-use convoy_core::qos::{QosSet, QosSpec};
+use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::ros_msgs::{self as ros, RosMessage};
 use convoy_core::scenario::{Scenario, SensorKind};
 use convoy_core::status::StatusBeacon;
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics::{self, Topic, TopicClass};
 
 use crate::config::{cmd_vel_topic, sensor_outputs, BridgeFile, PointCloudLayout, Ros2Settings};
 use crate::convert::{self, Command, CommandLimits};
@@ -44,12 +43,10 @@ const CONTROL_ACK_WAIT: Duration = Duration::from_secs(1);
 /// What `convoy-bridge` is asked to do.
 #[derive(Debug, Clone)]
 pub struct BridgeNodeConfig {
-    pub scenario: PathBuf,
+    /// Scenario, convoy's DDS domain, QoS for convoy's topics.
+    pub node: NodeArgs,
     /// The node's convoy name (it runs as DDS node `bridge/NAME`).
     pub name: String,
-    /// convoy's DDS domain.
-    pub domain: u32,
-    pub qos: Option<QosSpec>,
     /// The bridge settings file (none: defaults).
     pub settings: Option<PathBuf>,
     /// Overrides of the settings file.
@@ -184,14 +181,14 @@ struct Bridge {
 
 /// Runs a bridge node until `stop` is set.
 pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
-    let scenario = Scenario::load(&config.scenario)?;
+    let NodeContext {
+        scenario,
+        node,
+        mut beacon,
+        ..
+    } = NodeContext::start(&config.node, NodeId::bridge(&config.name))?;
     let settings = config.settings(&scenario)?;
-    let qos = Arc::new(match &config.qos {
-        Some(spec) => QosSet::load(spec)?,
-        None => QosSet::builtin(),
-    });
-    let node = Node::new(config.domain, &format!("bridge/{}", config.name), qos)?;
-    let ros_domain = settings.domain.unwrap_or(config.domain);
+    let ros_domain = settings.domain.unwrap_or(config.node.domain);
     let mut ros = RosSide::new(&settings, ros_domain)?;
     let mut waitset = WaitSet::new().context("cannot create a wait set")?;
     let stream = RosQos::Stream {
@@ -249,7 +246,7 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         }
     }
 
-    let mut clock = node.subscriber(topics::CLOCK, TopicClass::Clock)?;
+    let mut clock = node.subscriber(&topics::clock())?;
     // Free-running, /clock follows the newest tick; a held lockstep loses none.
     clock.latest_only();
     let clock_token = clock.attach(&mut waitset)?;
@@ -271,7 +268,7 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
     }
     let mut states = Vec::new();
     for agent in &agents {
-        let mut sub = node.subscriber(&topics::agent_state(agent), TopicClass::State)?;
+        let mut sub = node.subscriber(&topics::agent_state(agent))?;
         let token = sub.attach(&mut waitset)?;
         states.push((agent.clone(), sub, token));
     }
@@ -282,7 +279,7 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         let token = waitset
             .attach_source(&mut sub)
             .context("cannot wait on a ROS subscription")?;
-        let control = node.publisher(&topics::agent_control(&agent), TopicClass::Control)?;
+        let control = node.publisher(&topics::agent_control(&agent))?;
         commanded.push(Commanded {
             agent,
             ros_topic,
@@ -293,9 +290,7 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
             rejected: 0,
         });
     }
-    let done = node.publisher(topics::FRAME_DONE, TopicClass::Barrier)?;
-    let mut beacon = StatusBeacon::new(&node, NodeRole::Bridge)?;
-    beacon.set_lease(Duration::from_secs_f64(scenario.scenario.lease));
+    let done = node.publisher(&topics::frame_done())?;
     beacon.set_counter("hold_for_stack", u64::from(settings.hold_for_stack));
     beacon.beat_now();
     println!(
@@ -364,7 +359,7 @@ impl RouteMaker<'_> {
     ) -> Result<Box<dyn Forward>> {
         let mut sub = self
             .node
-            .subscriber::<I>(self.convoy_topic, TopicClass::Sensor)?;
+            .subscriber::<I>(&Topic::new(self.convoy_topic, TopicClass::Sensor))?;
         let token = sub.attach(self.waitset)?;
         let out = self.ros.publisher::<O>(&self.ros_topic, self.qos)?;
         Ok(Box::new(Route {

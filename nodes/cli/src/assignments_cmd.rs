@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use convoy_coordinator::assignment::{assign, demands, SensorNode, SensorNodeRole};
+use convoy_coordinator::assignment::{assign, demands, SensorNode};
 use convoy_core::dds::Node;
 use convoy_core::messages::{NodeStatus, SensorAssignment, SensorKey};
+use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::scenario::{resolve_path, Scenario};
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics;
 
 use crate::args::AssignmentsArgs;
 
@@ -47,9 +48,8 @@ pub fn live(node: &Node, args: &AssignmentsArgs) -> Result<()> {
     if !(args.wait.is_finite() && args.wait > 0.0 && args.wait <= 3600.0) {
         bail!("--wait {} must be between 0 and 3600 seconds", args.wait);
     }
-    let mut assignments =
-        node.subscriber::<SensorAssignment>(topics::ASSIGNMENTS, TopicClass::Assignment)?;
-    let mut nodes = node.subscriber::<NodeStatus>(topics::NODES, TopicClass::Status)?;
+    let mut assignments = node.subscriber::<SensorAssignment>(&topics::assignments())?;
+    let mut nodes = node.subscriber::<NodeStatus>(&topics::nodes())?;
     let mut book: BTreeMap<SensorKey, SensorAssignment> = BTreeMap::new();
     let mut seen: BTreeMap<String, (NodeStatus, Instant)> = BTreeMap::new();
     let stop = crate::process::stop_flag()?;
@@ -86,7 +86,7 @@ fn print_live(
     json: bool,
 ) {
     // A node is up while it beats (NodeStatus every 250 ms; a lease without one: gone).
-    let state = |name: &str| match seen.get(&format!("sensor/{name}")) {
+    let state = |name: &str| match seen.get(&NodeId::sensor(name).to_string()) {
         Some((_, at)) if at.elapsed() < convoy_core::status::DEFAULT_LEASE => "up",
         Some(_) => "silent",
         None => "unseen",

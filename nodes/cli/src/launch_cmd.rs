@@ -7,6 +7,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use convoy_core::launch::{HostAddress, LaunchFile, LinkSpec};
+use convoy_core::node::NodeId;
 use convoy_core::qos::QosSpec;
 
 use crate::args::{LaunchArgs, RunArgs};
@@ -50,24 +51,27 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
 
 /// The host name a node id runs on, as the launch file places it.
 fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
-    if let Some(agent) = node_id.strip_prefix("agent/") {
-        return launch
-            .agent_hosts
-            .get(agent)
-            .cloned()
-            .unwrap_or_else(|| "local".into());
-    }
-    if let Some(name) = node_id.strip_prefix("sensor/") {
-        if let Some(s) = launch.sensor_nodes.iter().find(|s| s.name == name) {
-            return s.host.clone();
+    let placed = match NodeId::parse_node(node_id) {
+        Ok(NodeId::Agent(agent)) => {
+            return launch
+                .agent_hosts
+                .get(&agent)
+                .cloned()
+                .unwrap_or_else(|| "local".into())
         }
-    }
-    if let Some(name) = node_id.strip_prefix("bridge/") {
-        if let Some(b) = launch.bridge_nodes.iter().find(|b| b.name == name) {
-            return b.host.clone();
-        }
-    }
-    launch.coordinator_host().to_string()
+        Ok(NodeId::Sensor(name)) => launch
+            .sensor_nodes
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| &s.host),
+        Ok(NodeId::Bridge(name)) => launch
+            .bridge_nodes
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| &b.host),
+        _ => None,
+    };
+    placed.map_or_else(|| launch.coordinator_host().to_string(), String::clone)
 }
 
 pub fn launch(args: &LaunchArgs) -> Result<()> {

@@ -26,7 +26,7 @@ use args::{Cli, Command, NetnsCommand, QosCommand, TopicCommand};
 /// Parses the command line, runs the command, prints an error chain on failure.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    convoy_core::status::keep_freed_memory();
+    convoy_core::node::keep_freed_memory();
     init_logging(cli.verbose);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -38,7 +38,7 @@ pub fn main() -> ExitCode {
 }
 
 fn init_logging(verbose: bool) {
-    convoy_core::status::init_logging(if verbose { "info" } else { "warn" });
+    convoy_core::node::init_logging(if verbose { "info" } else { "warn" });
 }
 
 pub fn run(cli: Cli) -> Result<()> {

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 
 /// A flag set by SIGINT or SIGTERM (the one every convoy node uses).
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
-    convoy_core::status::stop_flag().context("cannot install a signal handler")
+    convoy_core::node::stop_flag().context("cannot install a signal handler")
 }
 
 /// SIGTERM, up to `grace` for the child to exit, then SIGKILL; always reaps it.

@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use convoy_core::launch::{BridgeNodeLaunch, HostAddress, SensorNodeLaunch, SensorRole};
+use convoy_core::launch::{BridgeNodeLaunch, HostAddress, SensorNodeLaunch};
+use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
 
@@ -99,13 +100,10 @@ pub fn scenario_nodes(
         q.path = std::fs::canonicalize(&q.path).unwrap_or(q.path);
         common.extend(["--qos".into(), q.to_string()]);
     }
-    // Bridges take neither --mode nor --exchange: they follow whatever clock runs.
-    let bridge_common = common.clone();
+    // Every node takes the same overrides (NodeArgs), so all of them see the same scenario.
     if let Some(mode) = &args.mode {
         common.extend(["--mode".into(), mode.clone()]);
     }
-    // Sensor nodes take no --exchange: they read the agents' state topics either way.
-    let sensor_common = common.clone();
     if let Some(exchange) = &args.exchange {
         common.extend(["--exchange".into(), exchange.clone()]);
     }
@@ -124,8 +122,8 @@ pub fn scenario_nodes(
     coordinator_args.extend(["--sensor-nodes".into(), sensors.len().to_string()]);
     coordinator_args.extend(args.coordinator_args.iter().cloned());
     let mut nodes = vec![on_host(
-        &host_of("coordinator"),
-        "coordinator",
+        &host_of(&NodeId::Coordinator.to_string()),
+        &NodeId::Coordinator.to_string(),
         &sibling_binary("convoy-coordinator")?,
         coordinator_args,
     )];
@@ -133,7 +131,7 @@ pub fn scenario_nodes(
     for id in scenario.agent_ids() {
         let mut agent_args = vec![path_arg.clone(), "--id".into(), id.clone()];
         agent_args.extend(common.iter().cloned());
-        let node_id = format!("agent/{id}");
+        let node_id = NodeId::agent(id).to_string();
         nodes.push(on_host(
             &host_of(&node_id),
             &node_id,
@@ -149,12 +147,12 @@ pub fn scenario_nodes(
                 "--name".into(),
                 s.name.clone(),
                 "--role".into(),
-                s.role.as_str().into(),
+                s.role.to_string(),
                 "--capacity".into(),
                 s.capacity.to_string(),
             ];
-            sensor_args.extend(sensor_common.iter().cloned());
-            let node_id = format!("sensor/{}", s.name);
+            sensor_args.extend(common.iter().cloned());
+            let node_id = NodeId::sensor(&s.name).to_string();
             nodes.push(on_host(
                 &host_of(&node_id),
                 &node_id,
@@ -168,10 +166,8 @@ pub fn scenario_nodes(
         for b in bridges {
             // Checked before anything starts, as the bridge will (the file and key in errors).
             convoy_bridge::node::BridgeNodeConfig {
-                scenario: path.clone(),
+                node: convoy_core::node::NodeArgs::new(path.clone(), domain),
                 name: b.name.clone(),
-                domain,
-                qos: None,
                 settings: b.config.clone(),
                 ros_domain: None,
                 node_name: None,
@@ -183,8 +179,8 @@ pub fn scenario_nodes(
                 let config = std::fs::canonicalize(config).unwrap_or(config.clone());
                 bridge_args.extend(["--config".into(), config.display().to_string()]);
             }
-            bridge_args.extend(bridge_common.iter().cloned());
-            let node_id = format!("bridge/{}", b.name);
+            bridge_args.extend(common.iter().cloned());
+            let node_id = NodeId::bridge(&b.name).to_string();
             nodes.push(on_host(
                 &host_of(&node_id),
                 &node_id,
@@ -203,7 +199,7 @@ pub fn default_sensor_nodes(scenario: &Scenario) -> Vec<SensorNodeLaunch> {
     }
     vec![SensorNodeLaunch {
         name: "main".into(),
-        role: SensorRole::Main,
+        role: SensorNodeRole::Main,
         capacity: 1.0,
         host: "local".into(),
     }]

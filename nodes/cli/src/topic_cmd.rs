@@ -8,7 +8,7 @@ use tokio::time::sleep_until;
 
 use convoy_core::dds::{discovery, Node, SampleStream};
 use convoy_core::messages::{visit_type, Message, MessageVisitor};
-use convoy_core::topics::KnownTopic;
+use convoy_core::topics::{KnownTopic, Topic};
 
 use crate::args::{EchoArgs, HzArgs, ListArgs};
 use crate::render;
@@ -140,7 +140,7 @@ fn with_topic_type<V: MessageVisitor<Output = Result<()>>>(
 fn stream<M: Message>(node: &Node, topic: &str) -> Result<SampleStream<M>> {
     let class = KnownTopic::parse(topic)?.class();
     Ok(node
-        .subscriber::<M>(topic, class)
+        .subscriber::<M>(&Topic::new(topic, class))
         .with_context(|| format!("cannot subscribe to '{topic}'"))?
         .into_stream())
 }

@@ -8,7 +8,7 @@ use convoy_core::messages::{
     Control, ControlMode, Pose, Quat, ReplyStatus, Vec3, WorldCommand, WorldCommandKind,
     WorldReply, WorldRequest,
 };
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics;
 
 use crate::args::WorldCommandArgs;
 
@@ -69,8 +69,8 @@ pub fn command(args: &WorldCommandArgs) -> WorldCommand {
 
 /// Sends one request and waits (bounded) for its final reply, printing Pending on the way.
 pub fn send(node: &Node, command: WorldCommand, timeout: Duration) -> Result<WorldReply> {
-    let requests = node.publisher::<WorldRequest>(topics::WORLD_REQUEST, TopicClass::World)?;
-    let mut replies = node.subscriber::<WorldReply>(topics::WORLD_REPLY, TopicClass::World)?;
+    let requests = node.publisher::<WorldRequest>(&topics::world_request())?;
+    let mut replies = node.subscriber::<WorldReply>(&topics::world_reply())?;
     let client = node.node_id().replace('/', "-");
     let request_id = format!("{client}-1");
     let request = WorldRequest {

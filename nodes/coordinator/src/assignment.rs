@@ -9,18 +9,13 @@
 //! ties go to the smaller node id. client_only sensors with no client go to a main, with a
 //! warning; a pin naming a node that is not there is placed by the rules, with a warning.
 
+use convoy_core::node::SensorNodeRole;
 use std::collections::BTreeMap;
 
 use convoy_core::scenario::{Distribution, Scenario};
 
 /// The load a main node carries before any sensor (SVL's overhead).
 pub const MAIN_OVERHEAD: f64 = 0.15;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SensorNodeRole {
-    Main,
-    Client,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SensorNode {

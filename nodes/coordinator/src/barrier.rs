@@ -1,5 +1,6 @@
 //! The lockstep barrier of one frame, as plain data: who owes what for frame N, who is late.
 
+use convoy_core::node::NodeId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -25,7 +26,10 @@ impl Barrier {
         Barrier {
             frame,
             started: now,
-            owed_done: members.iter().map(|a| agent_node_id(a)).collect(),
+            owed_done: members
+                .iter()
+                .map(|a| NodeId::agent(a).to_string())
+                .collect(),
             owed_state: if need_states {
                 members.iter().cloned().collect()
             } else {
@@ -66,7 +70,7 @@ impl Barrier {
 
     /// A member left (its lease lapsed): nothing is owed by it any more.
     pub fn remove_member(&mut self, agent_id: &str) {
-        self.owed_done.remove(&agent_node_id(agent_id));
+        self.owed_done.remove(&NodeId::agent(agent_id).to_string());
         self.owed_state.remove(agent_id);
     }
 
@@ -115,16 +119,6 @@ impl Barrier {
     pub fn owed(&self) -> Vec<String> {
         self.owed_done.iter().cloned().collect()
     }
-}
-
-/// The node id an agent runs under.
-pub fn agent_node_id(agent_id: &str) -> String {
-    format!("agent/{agent_id}")
-}
-
-/// The agent id of an agent node id (`agent/ego` -> `ego`).
-pub fn agent_of_node(node_id: &str) -> Option<&str> {
-    node_id.strip_prefix("agent/")
 }
 
 /// Frame states kept for relay: frame -> agent -> state.

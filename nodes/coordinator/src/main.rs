@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use convoy_coordinator::{run, CoordinatorConfig};
-use convoy_core::qos::QosSpec;
-use convoy_core::scenario::{ClockMode, Exchange};
+use convoy_core::node::NodeArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -16,26 +15,14 @@ use convoy_core::scenario::{ClockMode, Exchange};
     about = "convoy's clock, registry and world commands"
 )]
 struct Args {
-    /// Scenario file (TOML)
-    scenario: PathBuf,
-    /// DDS domain id
-    #[arg(long, short = 'd', env = "CONVOY_DOMAIN", default_value_t = 0)]
-    domain: u32,
-    /// QoS library: FILE or FILE::LIBRARY
-    #[arg(long, env = "CONVOY_QOS")]
-    qos: Option<QosSpec>,
+    #[command(flatten)]
+    node: NodeArgs,
     /// Stop after this many frames
     #[arg(long)]
     frames: Option<u64>,
     /// Stop after this many seconds of simulated time
     #[arg(long)]
     duration: Option<f64>,
-    /// Override the scenario's clock mode (sync|async)
-    #[arg(long)]
-    mode: Option<ClockMode>,
-    /// Override the scenario's state exchange (peer|relay)
-    #[arg(long)]
-    exchange: Option<Exchange>,
     /// Write every agent state received, one JSON line each
     #[arg(long)]
     state_log: Option<PathBuf>,
@@ -53,7 +40,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    convoy_core::status::node_main(|stop| {
+    convoy_core::node::node_main(|stop| {
         if !(0.1..=3600.0).contains(&args.startup_timeout) {
             anyhow::bail!(
                 "--startup-timeout {} is out of range (0.1 to 3600 s)",
@@ -61,13 +48,9 @@ fn main() -> ExitCode {
             );
         }
         let config = CoordinatorConfig {
-            scenario: args.scenario,
-            domain: args.domain,
-            qos: args.qos,
+            node: args.node,
             frames: args.frames,
             duration: args.duration,
-            mode: args.mode,
-            exchange: args.exchange,
             state_log: args.state_log,
             startup_timeout: Duration::from_secs_f64(args.startup_timeout),
             progress: true,

@@ -13,40 +13,34 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
+use convoy_core::dds::{Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
     AgentState, FrameDone, NodeRole, NodeStatus, ReplyStatus, SensorAssignment, Tick,
     WorldCommandKind, WorldReply, WorldRequest,
 };
-use convoy_core::qos::{QosSet, QosSpec};
+use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::scenario::{ClockMode, Exchange, Scenario, StepMode};
 use convoy_core::status::StatusBeacon;
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics;
 use convoy_core::world::check_command;
 
-use crate::barrier::{agent_node_id, agent_of_node, Barrier};
+use crate::barrier::Barrier;
 use crate::registry::Registry;
-use crate::sensors::{as_sensor_node, sensor_name, sensor_node_id, sensor_of_node, SensorBook};
+use crate::sensors::{as_sensor_node, sensor_name, SensorBook};
 
 /// How often Tick 0 is repeated until every agent answered it.
 const HANDSHAKE_PERIOD: Duration = Duration::from_millis(20);
 /// The longest the loop blocks without looking at leases, commands and the stop flag.
 const HOUSEKEEPING: Duration = Duration::from_millis(5);
-/// Node id of the coordinator.
-pub const NODE_ID: &str = "coordinator";
 
 /// What a coordinator run is told (command line or `convoy run`).
 #[derive(Debug, Clone)]
 pub struct CoordinatorConfig {
-    pub scenario: PathBuf,
-    pub domain: u32,
-    pub qos: Option<QosSpec>,
+    pub node: NodeArgs,
     /// Stop after this many frames (after frame 0).
     pub frames: Option<u64>,
     /// Stop after this much simulated time, seconds.
     pub duration: Option<f64>,
-    pub mode: Option<ClockMode>,
-    pub exchange: Option<Exchange>,
     pub state_log: Option<PathBuf>,
     /// How long to wait for every agent to register and answer Tick 0.
     pub startup_timeout: Duration,
@@ -125,17 +119,12 @@ struct Coordinator {
 }
 
 pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSummary> {
-    let scenario = Scenario::load(&config.scenario)?;
-    let mut scenario = scenario;
-    if let Some(mode) = config.mode {
-        scenario.scenario.mode = mode;
-    }
-    if let Some(exchange) = config.exchange {
-        scenario.scenario.exchange = exchange;
-    }
-    scenario
-        .validate()
-        .map_err(|(_, message)| anyhow::anyhow!("{}: {message}", config.scenario.display()))?;
+    let NodeContext {
+        scenario,
+        node,
+        beacon,
+        ..
+    } = NodeContext::start(&config.node, NodeId::Coordinator)?;
     if !scenario.deterministic() {
         tracing::warn!(
             "mode {:?} with {:?} steps: this run is not reproducible (determinism needs sync + fixed)",
@@ -143,31 +132,24 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
             scenario.scenario.step
         );
     }
-    let qos = Arc::new(match &config.qos {
-        Some(spec) => QosSet::load(spec)?,
-        None => QosSet::builtin(),
-    });
-    let node = Node::new(config.domain, NODE_ID, qos)?;
     let mut io = Endpoints {
-        clock: node.publisher(topics::CLOCK, TopicClass::Clock)?,
-        done: node.subscriber(topics::FRAME_DONE, TopicClass::Barrier)?,
-        nodes: node.subscriber(topics::NODES, TopicClass::Status)?,
-        requests: node.subscriber(topics::WORLD_REQUEST, TopicClass::World)?,
-        replies: node.publisher(topics::WORLD_REPLY, TopicClass::World)?,
-        assignments: node.publisher(topics::ASSIGNMENTS, TopicClass::Assignment)?,
+        clock: node.publisher(&topics::clock())?,
+        done: node.subscriber(&topics::frame_done())?,
+        nodes: node.subscriber(&topics::nodes())?,
+        requests: node.subscriber(&topics::world_request())?,
+        replies: node.publisher(&topics::world_reply())?,
+        assignments: node.publisher(&topics::assignments())?,
         states: Vec::new(),
-        beacon: StatusBeacon::new(&node, NodeRole::Coordinator)?,
+        beacon,
         waitset: WaitSet::new().context("cannot create a wait set")?,
         done_token: ReaderToken::default(),
     };
-    io.beacon
-        .set_lease(Duration::from_secs_f64(scenario.scenario.lease));
     io.done_token = io.done.attach(&mut io.waitset)?;
     // Registry and world requests are read every round (housekeeping), not on readiness.
     io.nodes.attach(&mut io.waitset)?;
     io.requests.attach(&mut io.waitset)?;
     for id in scenario.agent_ids() {
-        let mut sub = node.subscriber(&topics::agent_state(&id), TopicClass::State)?;
+        let mut sub = node.subscriber(&topics::agent_state(&id))?;
         let token = sub.attach(&mut io.waitset)?;
         io.states.push((id, sub, token));
     }
@@ -223,7 +205,7 @@ impl Coordinator {
             let missing: Vec<String> = self
                 .members
                 .iter()
-                .filter(|a| !self.registry.contains(&agent_node_id(a)))
+                .filter(|a| !self.registry.contains(&NodeId::agent(*a).to_string()))
                 .cloned()
                 .collect();
             if missing.is_empty() {
@@ -249,7 +231,7 @@ impl Coordinator {
         let mut barrier = Barrier::new(0, &self.members, self.relay(), Instant::now());
         if self.mode == ClockMode::Sync {
             let owing = self.sensors.frame_due(0, 0);
-            barrier.owe(owing.iter().map(|n| sensor_node_id(n)));
+            barrier.owe(owing.iter().map(|n| NodeId::sensor(n).to_string()));
         }
         let mut last_tick = Instant::now() - HANDSHAKE_PERIOD;
         while !barrier.complete() {
@@ -347,7 +329,7 @@ impl Coordinator {
                 .filter(|(name, count)| {
                     let held = self
                         .registry
-                        .status(&sensor_node_id(name))
+                        .status(&NodeId::sensor(name.as_str()).to_string())
                         .and_then(|s| s.counters.iter().find(|c| c.name == "sensors"))
                         .map(|c| c.value);
                     held != Some(**count)
@@ -470,7 +452,7 @@ impl Coordinator {
                     let written = Instant::now();
                     self.write_tick(tick.clone())?;
                     let mut barrier = Barrier::new(frame, &self.members, self.relay(), written);
-                    barrier.owe(owing.iter().map(|n| sensor_node_id(n)));
+                    barrier.owe(owing.iter().map(|n| NodeId::sensor(n).to_string()));
                     barrier.owe(self.holding_bridges());
                     while !barrier.complete() && !self.stopped() {
                         self.service_barrier(&mut barrier, HOUSEKEEPING)?;
@@ -701,7 +683,8 @@ impl Coordinator {
         let mut sensor_lost = false;
         for gone in self.registry.expire(now, lease) {
             let id = gone.status.node_id;
-            if let Some(name) = sensor_of_node(&id) {
+            let node = NodeId::parse_node(&id).ok();
+            if let Some(name) = node.as_ref().and_then(NodeId::as_sensor) {
                 self.sensor_nodes_seen.remove(name);
                 if let Some(b) = barrier.as_deref_mut() {
                     b.remove_node(&id);
@@ -723,7 +706,7 @@ impl Coordinator {
                 sensor_lost = true;
                 continue;
             }
-            let Some(agent) = agent_of_node(&id) else {
+            let Some(agent) = node.as_ref().and_then(NodeId::as_agent) else {
                 // A bridge holding frames for its stack owes nothing any more.
                 if let Some(b) = barrier.as_deref_mut() {
                     b.remove_node(&id);
@@ -844,7 +827,7 @@ fn sensor_names(
 ) -> std::collections::BTreeSet<String> {
     node_ids
         .iter()
-        .filter_map(|id| sensor_of_node(id).map(str::to_string))
+        .filter_map(|id| NodeId::parse_node(id).ok()?.as_sensor().map(str::to_string))
         .collect()
 }
 

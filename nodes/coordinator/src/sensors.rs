@@ -5,30 +5,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use convoy_core::messages::{NodeRole, NodeStatus, SensorAssignment, SensorKey};
+use convoy_core::messages::{NodeStatus, SensorAssignment, SensorKey};
+use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::scenario::Scenario;
 use convoy_core::schedule::SensorSchedule;
 
-use crate::assignment::{assign, demands, SensorDemand, SensorNode, SensorNodeRole};
-
-/// The DDS node id a sensor node named `name` runs under.
-pub fn sensor_node_id(name: &str) -> String {
-    format!("sensor/{name}")
-}
-
-/// The name of a sensor node id (`sensor/main` -> `main`).
-pub fn sensor_of_node(node_id: &str) -> Option<&str> {
-    node_id.strip_prefix("sensor/")
-}
+use crate::assignment::{assign, demands, SensorDemand, SensorNode};
 
 /// A sensor node as the registry knows it, in the assignment's terms; None for other nodes.
 pub fn as_sensor_node(status: &NodeStatus) -> Option<SensorNode> {
-    let role = match status.role {
-        NodeRole::SensorMain => SensorNodeRole::Main,
-        NodeRole::SensorClient => SensorNodeRole::Client,
-        _ => return None,
-    };
-    let name = sensor_of_node(&status.node_id)?;
+    let role = SensorNodeRole::of(status.role)?;
+    let id = NodeId::parse_node(&status.node_id).ok()?;
+    let name = id.as_sensor()?;
     let capacity = if status.capacity.is_finite() && status.capacity > 0.0 {
         status.capacity
     } else {

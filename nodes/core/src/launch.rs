@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config;
+use crate::node::SensorNodeRole;
 use crate::qos::QosSpec;
 use crate::scenario::{ClockMode, Exchange, Scenario};
 
@@ -132,34 +133,17 @@ pub struct NodeSpec {
     pub config: Option<PathBuf>,
     /// sensor nodes: main or client (default main).
     #[serde(default)]
-    pub role: Option<SensorRole>,
+    pub role: Option<SensorNodeRole>,
     /// sensor nodes: capacity (default 1.0).
     #[serde(default)]
     pub capacity: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum SensorRole {
-    #[default]
-    Main,
-    Client,
-}
-
-impl SensorRole {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SensorRole::Main => "main",
-            SensorRole::Client => "client",
-        }
-    }
 }
 
 /// A sensor node of a launch file, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SensorNodeLaunch {
     pub name: String,
-    pub role: SensorRole,
+    pub role: SensorNodeRole,
     pub capacity: f64,
     /// Host name.
     pub host: String,
@@ -391,10 +375,7 @@ impl LaunchFile {
                 }
                 NodeKind::Sensor => {
                     let role = node.role.unwrap_or_default();
-                    let name = node
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| role.as_str().to_string());
+                    let name = node.name.clone().unwrap_or_else(|| role.to_string());
                     let line = at(&format!("\"{name}\"")).max(at("kind = \"sensor\""));
                     crate::topics::check_id("sensor node name", &name)
                         .map_err(|e| invalid(line, e.to_string()))?;

@@ -7,13 +7,15 @@
 //! - [`dds`]: the one typed DDS layer over rustdds (node handle, publishers, subscribers);
 //! - [`scenario`]: scenario files (map, clock settings, agents);
 //! - [`schedule`]: when a sensor fires on simulation time (sensor nodes and the coordinator);
-//! - [`status`]: every node's NodeStatus heartbeat, and log set-up;
+//! - [`node`]: the node kit (identity, common arguments, start-up, process set-up);
+//! - [`status`]: every node's NodeStatus heartbeat and its watch over the others';
 //! - [`world`]: the validity rules of world commands.
 
 pub mod config;
 pub mod dds;
 pub mod launch;
 pub mod messages;
+pub mod node;
 pub mod qos;
 pub mod ros_msgs;
 pub mod scenario;

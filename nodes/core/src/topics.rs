@@ -1,9 +1,66 @@
 //! Every DDS topic name convoy uses, built in one place (DESIGN.md, "Topics").
 //!
 //! A topic has a name, a message type and a class; the class names the QoS profile that a run's
-//! QoS library gives it. Nothing else in convoy formats a topic name by hand.
+//! QoS library gives it. [`Topic`] carries the three together, so a publisher of the wrong
+//! type or profile for a topic does not compile. Nothing else in convoy formats a topic name
+//! by hand.
 
 use std::fmt;
+use std::marker::PhantomData;
+
+use crate::messages::{
+    AgentState, BenchSample, Control, FrameDone, Message, NodeStatus, SensorAssignment, Tick,
+    WorldReply, WorldRequest,
+};
+
+/// A topic: its name, the message type `M` it carries and its QoS class.
+pub struct Topic<M> {
+    name: String,
+    class: TopicClass,
+    message: PhantomData<fn() -> M>,
+}
+
+impl<M: Message> Topic<M> {
+    /// A topic by name, for what the builders below do not cover (benchmarks, tools and tests
+    /// that pick their own names).
+    pub fn new(name: impl Into<String>, class: TopicClass) -> Topic<M> {
+        Topic {
+            name: name.into(),
+            class,
+            message: PhantomData,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn class(&self) -> TopicClass {
+        self.class
+    }
+}
+
+impl<M> Clone for Topic<M> {
+    fn clone(&self) -> Self {
+        Topic {
+            name: self.name.clone(),
+            class: self.class,
+            message: PhantomData,
+        }
+    }
+}
+
+impl<M> fmt::Debug for Topic<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name, self.class)
+    }
+}
+
+impl<M> fmt::Display for Topic<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
 
 /// The QoS class of a topic: each names a profile in the selected QoS library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -93,23 +150,72 @@ pub const BENCH_PONG: &str = "convoy/bench/pong";
 pub const BENCH_IMAGE: &str = "convoy/bench/image";
 pub const BENCH_CLOUD: &str = "convoy/bench/cloud";
 
+/// `convoy/clock`: the coordinator's Tick.
+pub fn clock() -> Topic<Tick> {
+    Topic::new(CLOCK, TopicClass::Clock)
+}
+
+/// `convoy/frame_done`: every participant's FrameDone (the lockstep barrier).
+pub fn frame_done() -> Topic<FrameDone> {
+    Topic::new(FRAME_DONE, TopicClass::Barrier)
+}
+
+/// `convoy/nodes`: every node's NodeStatus.
+pub fn nodes() -> Topic<NodeStatus> {
+    Topic::new(NODES, TopicClass::Status)
+}
+
+/// `convoy/assignments`: which sensor node runs which sensor.
+pub fn assignments() -> Topic<SensorAssignment> {
+    Topic::new(ASSIGNMENTS, TopicClass::Assignment)
+}
+
+pub fn world_request() -> Topic<WorldRequest> {
+    Topic::new(WORLD_REQUEST, TopicClass::World)
+}
+
+pub fn world_reply() -> Topic<WorldReply> {
+    Topic::new(WORLD_REPLY, TopicClass::World)
+}
+
+pub fn bench_ping() -> Topic<BenchSample> {
+    Topic::new(BENCH_PING, TopicClass::Bench)
+}
+
+pub fn bench_pong() -> Topic<BenchSample> {
+    Topic::new(BENCH_PONG, TopicClass::Bench)
+}
+
 /// `convoy/agent/<a>/state`
-pub fn agent_state(agent: &str) -> String {
-    format!("convoy/agent/{agent}/state")
+pub fn agent_state(agent: &str) -> Topic<AgentState> {
+    Topic::new(format!("convoy/agent/{agent}/state"), TopicClass::State)
 }
 
 /// `convoy/agent/<a>/control`
-pub fn agent_control(agent: &str) -> String {
-    format!("convoy/agent/{agent}/control")
+pub fn agent_control(agent: &str) -> Topic<Control> {
+    Topic::new(format!("convoy/agent/{agent}/control"), TopicClass::Control)
 }
 
-/// `convoy/sensor/<a>/<s>`
-pub fn sensor(agent: &str, sensor: &str) -> String {
-    format!("convoy/sensor/{agent}/{sensor}")
+/// `convoy/sensor/<a>/<s>`; its message type is the sensor kind's (see the sensor catalogue).
+pub fn sensor<M: Message>(agent: &str, sensor: &str) -> Topic<M> {
+    Topic::new(sensor_name(agent, sensor), TopicClass::Sensor)
 }
 
 /// `convoy/sensor/<a>/<s>_<output>`: a camera's extra outputs (`depth`, `semantic`).
-pub fn sensor_output(agent: &str, sensor: &str, output: &str) -> String {
+pub fn sensor_output<M: Message>(agent: &str, sensor: &str, output: &str) -> Topic<M> {
+    Topic::new(
+        sensor_output_name(agent, sensor, output),
+        TopicClass::Sensor,
+    )
+}
+
+/// The name of [`sensor`]'s topic, where the name alone is wanted (bridges, listings).
+pub fn sensor_name(agent: &str, sensor: &str) -> String {
+    format!("convoy/sensor/{agent}/{sensor}")
+}
+
+/// The name of [`sensor_output`]'s topic.
+pub fn sensor_output_name(agent: &str, sensor: &str, output: &str) -> String {
     format!("convoy/sensor/{agent}/{sensor}_{output}")
 }
 
@@ -220,13 +326,13 @@ mod tests {
     #[test]
     fn builders_and_parser_agree() {
         assert_eq!(
-            KnownTopic::parse(&agent_state("car_1")),
+            KnownTopic::parse(agent_state("car_1").name()),
             Ok(KnownTopic::AgentState {
                 agent: "car_1".into()
             })
         );
         assert_eq!(
-            KnownTopic::parse(&sensor("ego", "front_cam")).map(|t| t.class()),
+            KnownTopic::parse(&sensor_name("ego", "front_cam")).map(|t| t.class()),
             Ok(TopicClass::Sensor)
         );
         assert_eq!(

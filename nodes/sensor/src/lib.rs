@@ -5,14 +5,14 @@
 //!   sensor node owes): when a sensor fires, on simulation time, at most once per frame.
 //! - [`dispatcher`]: SVL-style asynchronous publishing onto a worker pool, with an exclusive
 //!   token per publisher and every dropped message counted by reason.
-//! - [`pool`]: reused buffers for large payloads (images, point clouds).
 //! - [`noise`]: seeded, per-sensor reproducible gaussian noise.
 //! - [`models`]: pure functions from agent states to sensor messages (imu, gnss, odometry,
 //!   radar).
 //!
 //! - [`lidar`]: ray-cast lidar scans through rapier3d's query pipeline.
 //! - [`camera`]: off-screen wgpu rendering (colour, depth, semantic classes).
-//! - [`runtime`]: which model a sensor kind runs, with what noise, stamped how.
+//! - [`sampling`]: one sample of a sensor for a frame: which model its kind runs, with what
+//!   noise, stamped how.
 //! - [`node`]: the DDS loop of a sensor node (`convoy-sensor`) that ties these together.
 
 pub mod camera;
@@ -21,10 +21,8 @@ pub mod lidar;
 pub mod models;
 pub mod node;
 pub mod noise;
-pub mod pool;
-pub mod runtime;
+pub mod sampling;
 
 pub use convoy_core::schedule::{ScheduleError, SensorSchedule};
 pub use dispatcher::{Dispatcher, DispatcherError, DropCounts, PublisherId};
 pub use noise::Noise;
-pub use pool::{BufferPool, PooledBuffer};

@@ -11,7 +11,6 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -20,19 +19,19 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
-    AgentState, FrameDone, GnssFix, Image, Imu, NodeRole, Odometry, PointCloud, RadarScan,
-    SensorAssignment, SensorKey, Tick,
+    AgentState, FrameDone, GnssFix, Image, Imu, Odometry, PointCloud, RadarScan, SensorAssignment,
+    SensorKey, Tick,
 };
-use convoy_core::qos::{QosSet, QosSpec};
+use convoy_core::node::{NodeArgs, NodeContext, SensorNodeRole};
 use convoy_core::scenario::{ClockMode, Scenario, SensorKind, SensorSpec};
 use convoy_core::schedule::SensorSchedule;
 use convoy_core::status::StatusBeacon;
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics;
 
 use crate::camera::{CameraScene, Renderer};
 use crate::dispatcher::{Dispatcher, PublisherId};
 use crate::lidar::LidarScene;
-use crate::runtime::{self, CameraRig, FrameInput, Sample};
+use crate::sampling::{self, CameraRig, FrameInput, Sample};
 
 /// The longest the loop blocks without looking at the stop flag and its status.
 const HOUSEKEEPING: Duration = Duration::from_millis(5);
@@ -42,42 +41,19 @@ const QUEUE_CAPACITY: usize = 256;
 /// lockstep gets the current tick (TRANSIENT_LOCAL) but not the states written before it.
 const JOIN_WAIT: Duration = Duration::from_secs(1);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SensorNodeKind {
-    Main,
-    Client,
-}
-
-impl std::str::FromStr for SensorNodeKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "main" => Ok(SensorNodeKind::Main),
-            "client" => Ok(SensorNodeKind::Client),
-            _ => Err(format!(
-                "'{s}' is not a sensor node role: use main or client"
-            )),
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct SensorNodeConfig {
-    pub scenario: PathBuf,
+    pub node: NodeArgs,
     /// The node's name; it runs as DDS node `sensor/<name>` and assignments name it.
     pub name: String,
-    pub role: SensorNodeKind,
+    pub role: SensorNodeRole,
     pub capacity: f64,
-    pub domain: u32,
-    pub qos: Option<QosSpec>,
-    pub mode: Option<ClockMode>,
     /// Publishing threads (default: available cores).
     pub workers: Option<usize>,
 }
 
 impl SensorNodeConfig {
     pub fn validate(&self) -> Result<()> {
-        convoy_core::topics::check_id("sensor node", &self.name)?;
         if !(self.capacity.is_finite() && self.capacity > 0.0) {
             bail!("--capacity {} must be a positive number", self.capacity);
         }
@@ -103,23 +79,24 @@ enum Output {
 }
 
 impl Output {
-    fn create(node: &Node, agent: &str, topic: &str, spec: &SensorSpec) -> Result<Option<Output>> {
+    fn create(node: &Node, agent: &str, spec: &SensorSpec) -> Result<Option<Output>> {
         use convoy_core::scenario::SensorKind::*;
         let extra = |on: bool, output: &str| -> Result<Option<Arc<Publisher<Image>>>> {
             if !on {
                 return Ok(None);
             }
             let topic = topics::sensor_output(agent, &spec.id, output);
-            Ok(Some(Arc::new(node.publisher(&topic, TopicClass::Sensor)?)))
+            Ok(Some(Arc::new(node.publisher(&topic)?)))
         };
+        let id = spec.id.as_str();
         Ok(Some(match spec.kind {
-            Imu => Output::Imu(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
-            Gnss => Output::Gnss(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
-            Odometry => Output::Odometry(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
-            Radar => Output::Radar(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
-            Lidar => Output::Lidar(Arc::new(node.publisher(topic, TopicClass::Sensor)?)),
+            Imu => Output::Imu(Arc::new(node.publisher(&topics::sensor(agent, id))?)),
+            Gnss => Output::Gnss(Arc::new(node.publisher(&topics::sensor(agent, id))?)),
+            Odometry => Output::Odometry(Arc::new(node.publisher(&topics::sensor(agent, id))?)),
+            Radar => Output::Radar(Arc::new(node.publisher(&topics::sensor(agent, id))?)),
+            Lidar => Output::Lidar(Arc::new(node.publisher(&topics::sensor(agent, id))?)),
             Camera => Output::Camera {
-                rgb: Arc::new(node.publisher(topic, TopicClass::Sensor)?),
+                rgb: Arc::new(node.publisher(&topics::sensor(agent, id))?),
                 depth: extra(spec.depth, "depth")?,
                 semantic: extra(spec.semantic, "semantic")?,
             },
@@ -267,32 +244,23 @@ struct Counters {
 
 pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
     config.validate()?;
-    let mut scenario = Scenario::load(&config.scenario)?;
-    if let Some(mode) = config.mode {
-        scenario.scenario.mode = mode;
-    }
-    let qos = Arc::new(match &config.qos {
-        Some(spec) => QosSet::load(spec)?,
-        None => QosSet::builtin(),
-    });
-    let node = Node::new(config.domain, &format!("sensor/{}", config.name), qos)?;
-    let role = match config.role {
-        SensorNodeKind::Main => NodeRole::SensorMain,
-        SensorNodeKind::Client => NodeRole::SensorClient,
-    };
-    let mut beacon = StatusBeacon::new(&node, role)?;
+    let NodeContext {
+        scenario,
+        node,
+        mut beacon,
+        ..
+    } = NodeContext::start_sensor_node(&config.node, &config.name, config.role)?;
     beacon.set_capacity(config.capacity);
-    beacon.set_lease(Duration::from_secs_f64(scenario.scenario.lease));
     beacon.set_counter("sensors", 0);
     let mut waitset = WaitSet::new().context("cannot create a wait set")?;
     let (_, waker) = waitset.waker().context("cannot create a wake-up")?;
-    let mut clock = node.subscriber(topics::CLOCK, TopicClass::Clock)?;
+    let mut clock = node.subscriber(&topics::clock())?;
     let clock_token = clock.attach(&mut waitset)?;
-    let mut assignments = node.subscriber(topics::ASSIGNMENTS, TopicClass::Assignment)?;
+    let mut assignments = node.subscriber(&topics::assignments())?;
     let assignments_token = assignments.attach(&mut waitset)?;
     let mut states = Vec::new();
     for agent in scenario.agent_ids() {
-        let mut sub = node.subscriber(&topics::agent_state(&agent), TopicClass::State)?;
+        let mut sub = node.subscriber(&topics::agent_state(&agent))?;
         let token = sub.attach(&mut waitset)?;
         states.push((agent, sub, token));
     }
@@ -321,7 +289,7 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         sync: scenario.scenario.mode == ClockMode::Sync,
         scenario,
         specs,
-        done: node.publisher(topics::FRAME_DONE, TopicClass::Barrier)?,
+        done: node.publisher(&topics::frame_done())?,
         node,
         clock,
         clock_token,
@@ -459,7 +427,7 @@ impl SensorNode {
             };
             self.book.insert(key.clone(), a.clone());
             if mine && !self.active.contains_key(&key) {
-                let topic = topics::sensor(&a.agent_id, &a.sensor_id);
+                let topic = topics::sensor_name(&a.agent_id, &a.sensor_id);
                 if spec.kind == SensorKind::Camera && self.camera.is_none() {
                     // No adapter is a configuration error: say what to install and stop.
                     let renderer = Renderer::new()?;
@@ -469,7 +437,7 @@ impl SensorNode {
                         scene: CameraScene::new(&self.scenario),
                     }));
                 }
-                let output = Output::create(&self.node, &a.agent_id, &topic, &spec)?;
+                let output = Output::create(&self.node, &a.agent_id, &spec)?;
                 if output.is_none() {
                     tracing::warn!(
                         "{}/{}: {:?} sensors are not made by this version; it stays silent",
@@ -593,7 +561,7 @@ impl SensorNode {
                 continue; // the agent left the run: nothing to sense
             }
             need.insert(key.agent_id.clone());
-            if runtime::needs_others(active.spec.kind) {
+            if sampling::needs_others(active.spec.kind) {
                 need.extend(work.tick.agents.iter().cloned());
             }
         }
@@ -690,7 +658,7 @@ impl SensorNode {
             .history
             .get(&key.agent_id)
             .and_then(|f| f.get(&own.frame.checked_sub(1)?));
-        let others: Vec<AgentState> = if runtime::needs_others(active.spec.kind) {
+        let others: Vec<AgentState> = if sampling::needs_others(active.spec.kind) {
             tick.agents
                 .iter()
                 .filter(|a| **a != key.agent_id)
@@ -699,7 +667,7 @@ impl SensorNode {
         } else {
             Vec::new()
         };
-        runtime::make_sample(
+        sampling::make_sample(
             &self.scenario,
             &key.agent_id,
             &active.spec,

@@ -102,11 +102,6 @@ impl Sample {
     }
 }
 
-/// Whether this runtime makes samples for `kind` (all kinds now).
-pub fn supported(_kind: SensorKind) -> bool {
-    true
-}
-
 /// The agents a sensor of `kind` needs the frame's states of, besides its own.
 pub fn needs_others(kind: SensorKind) -> bool {
     matches!(

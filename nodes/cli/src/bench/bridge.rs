@@ -20,7 +20,7 @@ use convoy_core::messages;
 use convoy_core::qos::QosSpec;
 use convoy_core::ros_msgs::{self, dds_topic};
 use convoy_core::scenario::{SensorKind, SensorSpec};
-use convoy_core::topics::TopicClass;
+use convoy_core::topics::{Topic, TopicClass};
 
 use super::images::{wall_ns, BenchPayload, Shape};
 use super::latency::percentile;
@@ -210,7 +210,7 @@ fn measure<In: BenchPayload, Out: BenchPayload>(
     // Readers first, on threads of their own.
     let direct = read_arrivals::<In>(direct_node, convoy_topic, stop.clone());
     let via_bridge = read_arrivals::<Out>(ros_node, ros_topic, stop.clone());
-    let writer = writer_node.publisher::<In>(convoy_topic, TopicClass::Sensor)?;
+    let writer = writer_node.publisher::<In>(&Topic::new(convoy_topic, TopicClass::Sensor))?;
     let bytes = shape.bytes();
     eprintln!(
         "{shape}: {bytes} bytes x {} at {} Hz, {convoy_topic} -> convoy-bridge -> {ros_topic}",
@@ -259,7 +259,7 @@ fn read_arrivals<M: BenchPayload>(
     let topic = topic.to_string();
     std::thread::spawn(move || {
         let mut arrivals = Arrivals::default();
-        let mut sub = node.subscriber::<M>(&topic, TopicClass::Sensor)?;
+        let mut sub = node.subscriber::<M>(&Topic::new(topic, TopicClass::Sensor))?;
         while !stop.load(Ordering::Relaxed) {
             for s in sub.take_wait(16, Duration::from_millis(20)) {
                 arrivals.record(s.value.parts().1);

@@ -28,7 +28,7 @@ use convoy_core::dds::{Node, Publisher, Subscriber};
 use convoy_core::messages::{self, Message, PointFieldType, SensorHeader};
 use convoy_core::qos::{QosSpec, Reliability};
 use convoy_core::ros_msgs;
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics::{self, Topic, TopicClass};
 
 use super::latency::percentile;
 use crate::args::{ImageReader, ImagesBenchArgs, ImagesRole};
@@ -546,7 +546,7 @@ fn send<M: BenchPayload>(
     args: &ImagesBenchArgs,
     mut sink: Sink,
 ) -> Result<(u64, f64, Vec<Record>)> {
-    let publisher: Publisher<M> = node.publisher(topic, TopicClass::Sensor)?;
+    let publisher: Publisher<M> = node.publisher(&Topic::new(topic, TopicClass::Sensor))?;
     let match_timeout = Duration::from_secs_f64(args.timeout);
     let pattern = Pattern::new(shape.bytes());
     if let Err(e) = warm_up(&publisher, &pattern, shape, &mut sink, match_timeout) {
@@ -852,7 +852,7 @@ fn sink_loop<M: BenchPayload>(
     shape: Shape,
     args: &ImagesBenchArgs,
 ) -> Result<()> {
-    let mut subscriber: Subscriber<M> = node.subscriber(topic, TopicClass::Sensor)?;
+    let mut subscriber: Subscriber<M> = node.subscriber(&Topic::new(topic, TopicClass::Sensor))?;
     subscriber
         .wait_for_match(1, Duration::from_secs_f64(args.timeout))
         .map_err(|e| anyhow!("no writer matched {topic}: {e}"))?;

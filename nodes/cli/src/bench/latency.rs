@@ -211,9 +211,8 @@ fn pong(domain: u32, qos: Option<&QosSpec>) -> Result<()> {
         &format!("bench/pong/{}", std::process::id()),
         crate::load_qos(qos)?,
     )?;
-    let mut pings: Subscriber<BenchSample> =
-        node.subscriber(topics::BENCH_PING, TopicClass::Bench)?;
-    let pongs: Publisher<BenchSample> = node.publisher(topics::BENCH_PONG, TopicClass::Bench)?;
+    let mut pings: Subscriber<BenchSample> = node.subscriber(&topics::bench_ping())?;
+    let pongs: Publisher<BenchSample> = node.publisher(&topics::bench_pong())?;
     let stop = stop_flag()?;
     println!("{PONG_READY}");
     std::io::stdout().flush().ok();
@@ -319,8 +318,8 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
         crate::load_qos(qos)?,
     )?;
     let label = profile_label(&node);
-    let pongs: Subscriber<BenchSample> = node.subscriber(topics::BENCH_PONG, TopicClass::Bench)?;
-    let pings: Publisher<BenchSample> = node.publisher(topics::BENCH_PING, TopicClass::Bench)?;
+    let pongs: Subscriber<BenchSample> = node.subscriber(&topics::bench_pong())?;
+    let pings: Publisher<BenchSample> = node.publisher(&topics::bench_ping())?;
     eprintln!("waiting for the pong side on domain {domain} ...");
     let match_timeout = Duration::from_secs_f64(args.match_timeout);
     pings.wait_for_match(1, match_timeout)?;

@@ -14,13 +14,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use convoy_core::dds::{Node, Subscriber, WaitSet};
-use convoy_core::launch::{HostAddress, SensorNodeLaunch, SensorRole};
+use convoy_core::launch::{HostAddress, SensorNodeLaunch};
 use convoy_core::messages::{
     GnssFix, Image, Imu, Message, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
 };
+use convoy_core::node::SensorNodeRole;
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{Distribution, SensorKind, SensorSpec};
-use convoy_core::topics::{self, TopicClass};
+use convoy_core::topics::{self, Topic};
 
 use crate::args::{RunArgs, SensorsBenchArgs};
 use crate::bench::latency::percentile;
@@ -109,7 +110,7 @@ impl<M: Message> Drain for Probe<M> {
 
 fn probe<M: Message>(
     node: &Node,
-    topic: &str,
+    topic: &Topic<M>,
     kind: SensorKind,
     header: fn(&M) -> &SensorHeader,
 ) -> Result<Box<dyn Drain + Send>> {
@@ -118,14 +119,14 @@ fn probe<M: Message>(
 
 fn probe_points<M: Message>(
     node: &Node,
-    topic: &str,
+    topic: &Topic<M>,
     kind: SensorKind,
     header: fn(&M) -> &SensorHeader,
     points: fn(&M) -> u64,
 ) -> Result<Box<dyn Drain + Send>> {
     Ok(Box::new(Probe {
         kind,
-        sub: node.subscriber::<M>(topic, TopicClass::Sensor)?,
+        sub: node.subscriber(topic)?,
         header,
         points,
     }))
@@ -314,7 +315,7 @@ fn measure(
     for &count in &args.sensor_nodes {
         // This process is the consumer: its readers exist before the graph starts.
         let node = Node::new(domain, "bench/sensors", Arc::clone(qos_set))?;
-        let mut clock: Subscriber<Tick> = node.subscriber(topics::CLOCK, TopicClass::Clock)?;
+        let mut clock: Subscriber<Tick> = node.subscriber(&topics::clock())?;
         let mut probes: Vec<Box<dyn Drain + Send>> = Vec::new();
         if lidar.is_some() {
             if let Some(first) = scenario.agent_ids().first() {
@@ -339,12 +340,20 @@ fn measure(
         }
         for agent in scenario.agent_ids() {
             for &kind in plain {
-                let topic = topics::sensor(&agent, kind.as_str());
+                let (agent, id) = (agent.as_str(), kind.as_str());
                 probes.push(match kind {
-                    SensorKind::Imu => probe::<Imu>(&node, &topic, kind, |m| &m.header)?,
-                    SensorKind::Gnss => probe::<GnssFix>(&node, &topic, kind, |m| &m.header)?,
-                    SensorKind::Odometry => probe::<Odometry>(&node, &topic, kind, |m| &m.header)?,
-                    SensorKind::Radar => probe::<RadarScan>(&node, &topic, kind, |m| &m.header)?,
+                    SensorKind::Imu => {
+                        probe::<Imu>(&node, &topics::sensor(agent, id), kind, |m| &m.header)?
+                    }
+                    SensorKind::Gnss => {
+                        probe::<GnssFix>(&node, &topics::sensor(agent, id), kind, |m| &m.header)?
+                    }
+                    SensorKind::Odometry => {
+                        probe::<Odometry>(&node, &topics::sensor(agent, id), kind, |m| &m.header)?
+                    }
+                    SensorKind::Radar => {
+                        probe::<RadarScan>(&node, &topics::sensor(agent, id), kind, |m| &m.header)?
+                    }
                     SensorKind::Lidar | SensorKind::Camera => continue,
                 });
             }
@@ -398,9 +407,9 @@ fn measure(
                     format!("c{i}")
                 },
                 role: if i == 0 {
-                    SensorRole::Main
+                    SensorNodeRole::Main
                 } else {
-                    SensorRole::Client
+                    SensorNodeRole::Client
                 },
                 capacity: 1.0,
                 host: "local".into(),

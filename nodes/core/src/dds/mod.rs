@@ -21,11 +21,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustdds::{DomainParticipant, QosPolicies, Topic, TopicKind};
+use rustdds::{DomainParticipant, QosPolicies, TopicKind};
 
 use crate::messages::Message;
-use crate::qos::{QosError, QosSet};
-use crate::topics::TopicClass;
+use crate::qos::{EndpointQos, QosError, QosSet, ResolvedProfile};
+use crate::topics::{Topic, TopicClass};
 
 pub use publisher::{PublishError, Publisher};
 pub use subscriber::{ReaderStats, ReaderToken, Received, SampleStream, Subscriber, WaitSet};
@@ -187,7 +187,7 @@ struct NodeInner {
     node_id: String,
     domain_id: u16,
     qos: Arc<QosSet>,
-    topics: Mutex<HashMap<String, Topic>>,
+    topics: Mutex<HashMap<String, rustdds::Topic>>,
 }
 
 impl Node {
@@ -250,48 +250,52 @@ impl Node {
         }
     }
 
-    /// A typed publisher on `topic` with the writer QoS of `class`'s profile.
-    pub fn publisher<M: Message>(
-        &self,
-        topic: &str,
-        class: TopicClass,
-    ) -> Result<Publisher<M>, EndpointError> {
-        let mut qos = self.inner.qos.for_class(class)?.writer_for(topic).clone();
-        if single_writer_stream::<M>(class) {
-            qos.resource_limits = qos.resource_limits.for_unkeyed();
-        }
-        let dds_topic = self.topic::<M>(topic, class)?;
+    /// A publisher on `topic` with the writer QoS of its class's profile.
+    pub fn publisher<M: Message>(&self, topic: &Topic<M>) -> Result<Publisher<M>, EndpointError> {
+        let qos = self.endpoint_qos(topic, |profile, name| profile.writer_for(name))?;
+        let dds_topic = self.topic::<M>(topic.name(), topic.class())?;
         Publisher::create(
             &self.inner.participant,
             &self.inner.publisher,
             &dds_topic,
-            topic,
+            topic.name(),
             qos,
         )
     }
 
-    /// A typed subscriber on `topic` with the reader QoS of `class`'s profile.
-    pub fn subscriber<M: Message>(
-        &self,
-        topic: &str,
-        class: TopicClass,
-    ) -> Result<Subscriber<M>, EndpointError> {
-        let mut qos = self.inner.qos.for_class(class)?.reader_for(topic).clone();
-        if single_writer_stream::<M>(class) {
-            qos.resource_limits = qos.resource_limits.for_unkeyed();
-        }
-        let dds_topic = self.topic::<M>(topic, class)?;
+    /// A subscriber on `topic` with the reader QoS of its class's profile.
+    pub fn subscriber<M: Message>(&self, topic: &Topic<M>) -> Result<Subscriber<M>, EndpointError> {
+        let qos = self.endpoint_qos(topic, |profile, name| profile.reader_for(name))?;
+        let dds_topic = self.topic::<M>(topic.name(), topic.class())?;
         Subscriber::create(
             &self.inner.participant,
             &self.inner.subscriber,
             &dds_topic,
-            topic,
+            topic.name(),
             qos,
         )
     }
 
+    /// The writer or reader QoS (`side`) of `topic`'s profile, its resource limits cut to one
+    /// instance where the stream has one writer and no key.
+    fn endpoint_qos<M: Message>(
+        &self,
+        topic: &Topic<M>,
+        side: impl for<'a> Fn(&'a ResolvedProfile, &str) -> &'a EndpointQos,
+    ) -> Result<EndpointQos, EndpointError> {
+        let mut qos = side(self.inner.qos.for_class(topic.class())?, topic.name()).clone();
+        if single_writer_stream::<M>(topic.class()) {
+            qos.resource_limits = qos.resource_limits.for_unkeyed();
+        }
+        Ok(qos)
+    }
+
     /// The rustdds topic for `name`, created once per node.
-    fn topic<M: Message>(&self, name: &str, class: TopicClass) -> Result<Topic, EndpointError> {
+    fn topic<M: Message>(
+        &self,
+        name: &str,
+        class: TopicClass,
+    ) -> Result<rustdds::Topic, EndpointError> {
         let create_error = |reason: String| EndpointError::Create {
             topic: name.to_string(),
             type_name: M::TYPE_NAME,
