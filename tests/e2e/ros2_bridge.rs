@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use convoy_core::ros_msgs::{self, RosMessage};
+use convoy_bridge::ros_msgs::{self, RosMessage};
 use convoy_tests::{
     convoy, domain, profile_dir, read_state_log, repo_root, ros_python, take_turn, wait_for_line,
     watchdog, ChildGuard,

@@ -24,8 +24,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use convoy_core::config::{self, ConfigError};
-use convoy_core::scenario::{ControllerSpec, Scenario, SensorKind, SensorSpec};
-use convoy_core::topics;
+use convoy_core::scenario::{ControllerSpec, Scenario, SensorSpec};
+use convoy_core::sensor_catalogue::sensor_topics;
 use serde::{Deserialize, Serialize};
 
 /// A bridge settings file.
@@ -92,32 +92,18 @@ pub struct SensorOutput {
     pub ros_name: String,
 }
 
-/// The outputs of `agent`'s sensor `spec` the bridge forwards: a camera's image, and its
-/// depth and classes when it makes them; one for the other kinds; none for radar.
+/// The outputs of `agent`'s sensor `spec` the bridge forwards, as the sensor catalogue names
+/// them (a camera's image, and its depth and classes when it makes them; none for radar).
 pub fn sensor_outputs(agent: &str, spec: &SensorSpec) -> Vec<SensorOutput> {
-    let id = &spec.id;
-    let output = |convoy_topic: String, name: &str| SensorOutput {
-        convoy_topic,
-        ros_name: format!("/{agent}/{id}/{name}"),
-    };
-    let main = |name: &str| vec![output(topics::sensor_name(agent, id), name)];
-    match spec.kind {
-        SensorKind::Camera => {
-            let mut outs = main("image");
-            for (wanted, name) in [(spec.depth, "depth"), (spec.semantic, "semantic")] {
-                if wanted {
-                    outs.push(output(topics::sensor_output_name(agent, id, name), name));
-                }
-            }
-            outs
-        }
-        SensorKind::Lidar => main("points"),
-        SensorKind::Imu => main("imu"),
-        SensorKind::Gnss => main("fix"),
-        SensorKind::Odometry => main("odom"),
-        // No standard ROS message for radar detections: not bridged.
-        SensorKind::Radar => Vec::new(),
-    }
+    sensor_topics(agent, spec)
+        .into_iter()
+        .filter_map(|topic| {
+            Some(SensorOutput {
+                ros_name: topic.ros_name?,
+                convoy_topic: topic.name,
+            })
+        })
+        .collect()
 }
 
 /// `/<agent>/cmd_vel`.

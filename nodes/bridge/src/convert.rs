@@ -5,11 +5,11 @@
 //! z up); `<agent>/<sensor>` a sensor's mount on it (DESIGN.md, "Bridges"). Every header is
 //! stamped with simulation time.
 
+use crate::ros_msgs as ros;
 use convoy_core::messages::{
     AgentState, Control, ControlMode, GnssFix, Image, Imu, Odometry, PointCloud, PointFieldType,
     SensorHeader, Tick,
 };
-use convoy_core::ros_msgs as ros;
 use convoy_core::scenario::{SensorKind, SensorSpec};
 
 use crate::config::PointCloudLayout;

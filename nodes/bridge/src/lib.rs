@@ -4,6 +4,7 @@
 //!
 //! - [`config`]: the bridge settings file, its defaults and checks.
 //! - [`convert`]: convoy messages to ROS 2 messages and cmd_vel to controls (pure functions).
+//! - [`ros_msgs`]: the ROS 2 message types the bridge writes for stock ROS 2 nodes.
 //! - [`ros2`]: the ROS 2 node on `ros2-client` (names, type hashes, QoS).
 //! - [`node`]: the loop of `convoy-bridge`, the stack-in-the-loop barrier included.
 
@@ -11,3 +12,4 @@ pub mod config;
 pub mod convert;
 pub mod node;
 pub mod ros2;
+pub mod ros_msgs;

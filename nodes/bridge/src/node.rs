@@ -18,13 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::ros_msgs::{self as ros, RosMessage};
 use anyhow::{Context as _, Result};
 use convoy_core::dds::{Node, Publisher, ReaderToken, Subscriber, WaitSet};
 use convoy_core::messages::{
     AgentState, Control, FrameDone, GnssFix, Image, Imu, Message, Odometry, PointCloud, Tick,
 };
 use convoy_core::node::{NodeArgs, NodeContext, NodeId};
-use convoy_core::ros_msgs::{self as ros, RosMessage};
 use convoy_core::scenario::{Scenario, SensorKind};
 use convoy_core::status::StatusBeacon;
 use convoy_core::topics::{self, Topic, TopicClass};

@@ -9,7 +9,7 @@
 //! subscription, and the spinner's own `/clock` reader (of a second type) would show in the
 //! graph beside the bridge's `/clock` writer.
 
-use convoy_core::ros_msgs::{dds_topic, RosMessage};
+use crate::ros_msgs::{dds_topic, RosMessage};
 use ros2_client::{Context, Name, Node, NodeName, NodeOptions, Publisher, Subscription};
 use rustdds::policy::{Durability, History, Reliability, ResourceLimits};
 use rustdds::{QosPolicies, QosPolicyBuilder, TopicKind};

@@ -271,7 +271,7 @@ pub enum BenchCommand {
 pub struct BridgeBenchArgs {
     /// What each sample is: image:WxH (rgb8) or cloud:RINGSxPOINTS (x, y, z, intensity f32)
     #[arg(long, default_value = "image:640x480")]
-    pub payload: crate::bench::images::Shape,
+    pub payload: crate::bench::payload::Shape,
     /// Samples per second
     #[arg(long, default_value_t = 30.0)]
     pub rate: f64,
@@ -293,6 +293,16 @@ pub enum ImageReader {
     Rclpy,
 }
 
+impl ImageReader {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ImageReader::Convoy => "convoy",
+            ImageReader::Cyclone => "cyclone",
+            ImageReader::Rclpy => "rclpy",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ImagesRole {
     /// Spawn the reader and send (the default)
@@ -306,7 +316,7 @@ pub struct ImagesBenchArgs {
     /// What each sample is, comma separated for several runs: image:WxH (rgb8) or
     /// cloud:RINGSxPOINTS (x, y, z, intensity as f32)
     #[arg(long, value_delimiter = ',', default_value = "image:640x480")]
-    pub payload: Vec<crate::bench::images::Shape>,
+    pub payload: Vec<crate::bench::payload::Shape>,
     /// Samples per second (0: as fast as the writer admits them)
     #[arg(long, default_value_t = 30.0)]
     pub rate: f64,

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::launch::{HostAddress, LaunchFile, LinkSpec};
 use anyhow::{bail, Context, Result};
-use convoy_core::launch::{HostAddress, LaunchFile, LinkSpec};
 use convoy_core::node::NodeId;
 use convoy_core::qos::QosSpec;
 

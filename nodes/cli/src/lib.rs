@@ -4,6 +4,7 @@ pub mod args;
 pub mod assignments_cmd;
 pub mod bench;
 pub mod graph;
+pub mod launch;
 pub mod launch_cmd;
 pub mod png_save;
 pub mod process;

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use crate::launch::{BridgeNodeLaunch, HostAddress, SensorNodeLaunch};
 use anyhow::{bail, Result};
-use convoy_core::launch::{BridgeNodeLaunch, HostAddress, SensorNodeLaunch};
 use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};

@@ -263,6 +263,8 @@ pub enum Distribution {
     ClientOnly,
 }
 
+/// A sensor kind; what each publishes is in [`crate::sensor_catalogue`] (indexed by this enum's
+/// order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SensorKind {
@@ -275,16 +277,9 @@ pub enum SensorKind {
 }
 
 impl SensorKind {
-    /// The name scenario files use (`kind = "imu"`).
+    /// The name scenario files use (`kind = "imu"`; see the sensor catalogue).
     pub fn as_str(self) -> &'static str {
-        match self {
-            SensorKind::Imu => "imu",
-            SensorKind::Gnss => "gnss",
-            SensorKind::Odometry => "odometry",
-            SensorKind::Radar => "radar",
-            SensorKind::Lidar => "lidar",
-            SensorKind::Camera => "camera",
-        }
+        self.spec().name
     }
 }
 

@@ -104,10 +104,7 @@ impl Sample {
 
 /// The agents a sensor of `kind` needs the frame's states of, besides its own.
 pub fn needs_others(kind: SensorKind) -> bool {
-    matches!(
-        kind,
-        SensorKind::Radar | SensorKind::Lidar | SensorKind::Camera
-    )
+    kind.spec().sees_others
 }
 
 /// What one sample is made from: the tick, the own agent's state of that frame, its previous

@@ -15,15 +15,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use convoy_bridge::config::sensor_outputs;
+use convoy_bridge::ros_msgs::{self, dds_topic};
 use convoy_core::dds::Node;
 use convoy_core::messages;
 use convoy_core::qos::QosSpec;
-use convoy_core::ros_msgs::{self, dds_topic};
 use convoy_core::scenario::{SensorKind, SensorSpec};
 use convoy_core::topics::{Topic, TopicClass};
 
-use super::images::{wall_ns, BenchPayload, Shape};
 use super::latency::percentile;
+use super::payload::{wall_ns, BenchPayload, Shape};
 use crate::args::BridgeBenchArgs;
 use crate::graph::sibling_binary;
 use crate::process::stop_child;

@@ -19,9 +19,9 @@ use convoy_core::qos::QosSpec;
 use convoy_core::topics::{self, TopicClass};
 
 use crate::args::{Baseline, LatencyArgs, Role};
+use crate::launch::{HostAddress, LaunchFile};
 use crate::process::{stop_child, stop_flag};
 use crate::run_cmd::on_host;
-use convoy_core::launch::{HostAddress, LaunchFile};
 
 /// The line the pong process prints once its endpoints exist.
 const PONG_READY: &str = "pong ready";

@@ -7,8 +7,8 @@
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
+use crate::launch::HostAddress;
 use anyhow::{bail, Context, Result};
-use convoy_core::launch::HostAddress;
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{
     AgentSpec, ControllerSpec, Scenario, Settings, StartPose, VehicleParams,

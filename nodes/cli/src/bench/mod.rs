@@ -1,9 +1,11 @@
 //! `convoy bench ...`: performance measurements whose numbers go to docs/BENCHMARKS.md.
 
 pub mod bridge;
+mod image_sink;
 pub mod images;
 pub mod latency;
 pub mod lockstep;
+pub mod payload;
 pub mod sensors;
 
 use anyhow::Result;

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::launch::{HostAddress, SensorNodeLaunch};
 use anyhow::{bail, Context, Result};
 use convoy_core::dds::{Node, Subscriber, WaitSet};
-use convoy_core::launch::{HostAddress, SensorNodeLaunch};
 use convoy_core::messages::{
     GnssFix, Image, Imu, Message, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
 };
@@ -52,13 +52,12 @@ fn parse_lidar(s: &str) -> Result<(u32, u32, f64)> {
 }
 
 fn parse_kind(s: &str) -> Result<SensorKind> {
-    Ok(match s {
-        "imu" => SensorKind::Imu,
-        "gnss" => SensorKind::Gnss,
-        "odometry" => SensorKind::Odometry,
-        "radar" => SensorKind::Radar,
-        other => bail!("--sensors '{other}': use imu, gnss, odometry and/or radar"),
-    })
+    match SensorKind::from_name(s) {
+        Some(
+            kind @ (SensorKind::Imu | SensorKind::Gnss | SensorKind::Odometry | SensorKind::Radar),
+        ) => Ok(kind),
+        _ => bail!("--sensors '{s}': use imu, gnss, odometry and/or radar"),
+    }
 }
 
 /// One sensor topic this process reads, with how to find a sample's header.

@@ -1,17 +1,17 @@
 //! The one typed DDS layer: a node handle over a rustdds participant, typed publishers and
-//! subscribers built from a topic name + topic class + the run's QoS library.
+//! subscribers built from a typed topic (name, message type, QoS class) and the run's QoS library.
 //!
 //! Layers, as in the DDS spec: [`Node`] is the domain participant (with one publisher and one
 //! subscriber entity), [`Publisher`] a data writer, [`Subscriber`] a data reader, [`discovery`]
 //! the built-in topics. Policies rustdds accepts but does not enforce (deadline,
-//! time_based_filter, lifespan) are enforced here, in [`policy`].
+//! time_based_filter, lifespan) are enforced here, in `enforced`.
 //!
 //! Hot paths read with `take(n)` (rustdds's `take_next_sample` scans its whole cache per call)
 //! and block on the reader's mio readiness instead of spinning; async consumers get a stream fed
 //! by a dedicated thread that does exactly that.
 
 pub mod discovery;
-pub mod policy;
+pub(crate) mod enforced;
 mod publisher;
 mod subscriber;
 pub mod transport;

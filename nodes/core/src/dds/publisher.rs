@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use rustdds::{no_key, with_key, Topic};
 
-use super::policy::DeadlineClock;
+use super::enforced::DeadlineClock;
 use super::wire::{Wire, WireAdapter};
 use super::{discovery, poll_until, EndpointError, WaitError};
 use crate::messages::Message;

@@ -15,7 +15,7 @@ use rustdds::mio1;
 use rustdds::{no_key, with_key, GUID};
 use rustdds::{ReadCondition, SampleInfo, Timestamp, Topic};
 
-use super::policy::{expired, InstanceDeadlines, TimeFilter};
+use super::enforced::{expired, InstanceDeadlines, TimeFilter};
 use super::wire::{Wire, WireAdapter};
 use super::{discovery, poll_until, EndpointError, WaitError};
 use crate::messages::Message;

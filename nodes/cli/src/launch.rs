@@ -43,10 +43,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config;
-use crate::node::SensorNodeRole;
-use crate::qos::QosSpec;
-use crate::scenario::{ClockMode, Exchange, Scenario};
+use convoy_core::config;
+use convoy_core::node::SensorNodeRole;
+use convoy_core::qos::QosSpec;
+use convoy_core::scenario::{ClockMode, Exchange, Scenario};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -217,7 +217,7 @@ pub struct BridgeNodeLaunch {
 }
 
 /// A launch file that cannot be used, with where.
-pub type LaunchError = crate::config::ConfigError;
+pub type LaunchError = convoy_core::config::ConfigError;
 
 impl LaunchFile {
     pub fn load(path: &Path) -> Result<LaunchFile, LaunchError> {
@@ -231,7 +231,7 @@ impl LaunchFile {
         let at = |needle: &str| config::find_line(&text, needle);
         let base = path.parent().unwrap_or(Path::new("."));
 
-        if crate::dds::check_domain_id(spec.run.domain).is_err() {
+        if convoy_core::dds::check_domain_id(spec.run.domain).is_err() {
             return Err(invalid(
                 at("domain"),
                 format!("domain = {} is out of range 0..=232", spec.run.domain),
@@ -253,7 +253,7 @@ impl LaunchFile {
             Some(q) => {
                 let mut qspec = QosSpec::parse(q);
                 qspec.path = base.join(&qspec.path);
-                crate::qos::QosSet::load_all(&qspec)
+                convoy_core::qos::QosSet::load_all(&qspec)
                     .map_err(|e| invalid(at("qos"), format!("qos: {e}")))?;
                 Some(qspec)
             }
@@ -377,7 +377,7 @@ impl LaunchFile {
                     let role = node.role.unwrap_or_default();
                     let name = node.name.clone().unwrap_or_else(|| role.to_string());
                     let line = at(&format!("\"{name}\"")).max(at("kind = \"sensor\""));
-                    crate::topics::check_id("sensor node name", &name)
+                    convoy_core::topics::check_id("sensor node name", &name)
                         .map_err(|e| invalid(line, e.to_string()))?;
                     let capacity = node.capacity.unwrap_or(1.0);
                     if !(capacity.is_finite() && capacity > 0.0) {
@@ -402,7 +402,7 @@ impl LaunchFile {
                 NodeKind::Bridge => {
                     let name = node.name.clone().unwrap_or_else(|| "ros2".into());
                     let line = at(&format!("\"{name}\"")).max(at("kind = \"bridge\""));
-                    crate::topics::check_id("bridge node name", &name)
+                    convoy_core::topics::check_id("bridge node name", &name)
                         .map_err(|e| invalid(line, e.to_string()))?;
                     if bridge_nodes.iter().any(|b| b.name == name) {
                         return Err(invalid(

@@ -15,7 +15,7 @@ use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
 use serde::ser::{SerializeTuple, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::messages::Message;
+use convoy_core::messages::Message;
 
 /// What a ROS 2 endpoint announces of its message type.
 pub trait RosMessage: Message {

@@ -1,0 +1,255 @@
+//! What `convoy bench images` and `convoy bench bridge` send: the sample shapes (`image:WxH`,
+//! `cloud:RINGSxPOINTS`), the byte pattern every reader checks, and the message types (convoy's
+//! and ROS 2's) that carry a sequence number, a wall-clock stamp and the bytes.
+
+use std::str::FromStr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use convoy_bridge::ros_msgs;
+use convoy_core::messages::{self, Message, PointFieldType, SensorHeader};
+
+/// Bytes per lidar point: x, y, z, intensity as f32.
+const POINT_STEP: u32 = 16;
+
+/// What one sample is: an rgb8 image or a point cloud of rings x points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Image { width: u32, height: u32 },
+    Cloud { rings: u32, points: u32 },
+}
+
+impl Shape {
+    /// Payload bytes of one sample.
+    pub fn bytes(&self) -> usize {
+        match *self {
+            Shape::Image { width, height } => width as usize * height as usize * 3,
+            Shape::Cloud { rings, points } => {
+                rings as usize * points as usize * POINT_STEP as usize
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shape::Image { width, height } => write!(f, "image:{width}x{height}"),
+            Shape::Cloud { rings, points } => write!(f, "cloud:{rings}x{points}"),
+        }
+    }
+}
+
+impl FromStr for Shape {
+    type Err = String;
+    /// `image:640x480` (rgb8) or `cloud:64x2048` (rings x points per ring).
+    fn from_str(s: &str) -> Result<Shape, String> {
+        let usage = || format!("'{s}': expected image:WIDTHxHEIGHT or cloud:RINGSxPOINTS");
+        let (kind, dims) = s.split_once(':').ok_or_else(usage)?;
+        let (a, b) = dims.split_once('x').ok_or_else(usage)?;
+        let a: u32 = a.parse().map_err(|_| usage())?;
+        let b: u32 = b.parse().map_err(|_| usage())?;
+        if a == 0 || b == 0 || u64::from(a) * u64::from(b) > 64 * 1024 * 1024 {
+            return Err(format!(
+                "'{s}': each side must be positive and the sample at most 64 Mi elements"
+            ));
+        }
+        match kind {
+            "image" => Ok(Shape::Image {
+                width: a,
+                height: b,
+            }),
+            "cloud" => Ok(Shape::Cloud {
+                rings: a,
+                points: b,
+            }),
+            _ => Err(usage()),
+        }
+    }
+}
+
+/// The byte pattern of sample `seq`: byte i is `(31 seq + 7 i) mod 256`. It is a window into
+/// one buffer of `(7 i) mod 256`, so making (and checking) a sample is one copy (compare).
+pub struct Pattern {
+    base: Vec<u8>,
+    len: usize,
+}
+
+impl Pattern {
+    pub fn new(len: usize) -> Pattern {
+        let base = (0..len + 256).map(|i| (i * 7) as u8).collect();
+        Pattern { base, len }
+    }
+
+    /// 7 * 183 = 1 (mod 256): the window offset k with 7 k = 31 seq (mod 256).
+    fn offset(seq: u64) -> usize {
+        ((seq.wrapping_mul(31) % 256) * 183 % 256) as usize
+    }
+
+    pub fn sample(&self, seq: u64) -> &[u8] {
+        let k = Self::offset(seq);
+        &self.base[k..k + self.len]
+    }
+}
+
+/// A type the bench can send: it carries a sequence number, a wall-clock stamp and the bytes.
+pub(crate) trait BenchPayload: Message {
+    fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self;
+    /// (sequence number, stamp, payload bytes)
+    fn parts(&self) -> (u64, i64, &[u8]);
+}
+
+impl BenchPayload for messages::Image {
+    fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self {
+        let (width, height) = match shape {
+            Shape::Image { width, height } => (width, height),
+            Shape::Cloud { rings, points } => (points, rings),
+        };
+        messages::Image {
+            header: bench_header(seq, stamp_ns),
+            width,
+            height,
+            encoding: "rgb8".into(),
+            step: width * 3,
+            data,
+        }
+    }
+    fn parts(&self) -> (u64, i64, &[u8]) {
+        (self.header.seq, self.header.stamp_ns, &self.data)
+    }
+}
+
+impl BenchPayload for messages::PointCloud {
+    fn build(_shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self {
+        let fields = ["x", "y", "z", "intensity"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| messages::PointField {
+                name: (*name).into(),
+                offset: 4 * i as u32,
+                datatype: PointFieldType::Float32,
+            })
+            .collect();
+        messages::PointCloud {
+            header: bench_header(seq, stamp_ns),
+            point_count: (data.len() / POINT_STEP as usize) as u32,
+            point_step: POINT_STEP,
+            fields,
+            data,
+        }
+    }
+    fn parts(&self) -> (u64, i64, &[u8]) {
+        (self.header.seq, self.header.stamp_ns, &self.data)
+    }
+}
+
+fn bench_header(seq: u64, stamp_ns: i64) -> SensorHeader {
+    SensorHeader {
+        agent: "bench".into(),
+        sensor: "bench".into(),
+        frame: seq,
+        stamp_ns,
+        seq,
+    }
+}
+
+/// ROS messages carry the sequence number in `frame_id` (ROS 2 headers have no seq).
+impl BenchPayload for ros_msgs::Image {
+    fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self {
+        let (width, height) = match shape {
+            Shape::Image { width, height } => (width, height),
+            Shape::Cloud { rings, points } => (points, rings),
+        };
+        ros_msgs::Image {
+            header: ros_header(seq, stamp_ns),
+            height,
+            width,
+            encoding: "rgb8".into(),
+            is_bigendian: 0,
+            step: width * 3,
+            data,
+        }
+    }
+    fn parts(&self) -> (u64, i64, &[u8]) {
+        let seq = self.header.frame_id.parse().unwrap_or(u64::MAX);
+        (seq, self.header.stamp.as_ns(), &self.data)
+    }
+}
+
+impl BenchPayload for ros_msgs::PointCloud2 {
+    fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self {
+        let (rings, points) = match shape {
+            Shape::Cloud { rings, points } => (rings, points),
+            Shape::Image { width, height } => (height, width),
+        };
+        let fields = ["x", "y", "z", "intensity"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| ros_msgs::PointField {
+                name: (*name).into(),
+                offset: 4 * i as u32,
+                datatype: ros_msgs::PointField::FLOAT32,
+                count: 1,
+            })
+            .collect();
+        ros_msgs::PointCloud2 {
+            header: ros_header(seq, stamp_ns),
+            height: rings,
+            width: points,
+            fields,
+            is_bigendian: false,
+            point_step: POINT_STEP,
+            row_step: points * POINT_STEP,
+            data,
+            is_dense: true,
+        }
+    }
+    fn parts(&self) -> (u64, i64, &[u8]) {
+        let seq = self.header.frame_id.parse().unwrap_or(u64::MAX);
+        (seq, self.header.stamp.as_ns(), &self.data)
+    }
+}
+
+fn ros_header(seq: u64, stamp_ns: i64) -> ros_msgs::Header {
+    ros_msgs::Header {
+        stamp: ros_msgs::Time::from_ns(stamp_ns),
+        frame_id: seq.to_string(),
+    }
+}
+
+pub(crate) fn wall_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse_and_size() {
+        let image: Shape = "image:640x480".parse().expect("image");
+        assert_eq!(image.bytes(), 921_600);
+        let cloud: Shape = "cloud:64x2048".parse().expect("cloud");
+        assert_eq!(cloud.bytes(), 64 * 2048 * 16);
+        assert!("image:640".parse::<Shape>().is_err());
+        assert!("video:1x1".parse::<Shape>().is_err());
+        assert!("image:0x5".parse::<Shape>().is_err());
+    }
+
+    #[test]
+    fn pattern_matches_its_formula() {
+        let p = Pattern::new(1000);
+        for seq in [0u64, 1, 7, 255, 256, 12345] {
+            let s = p.sample(seq);
+            for (i, &b) in s.iter().enumerate() {
+                assert_eq!(
+                    b,
+                    (seq.wrapping_mul(31) as usize + 7 * i) as u8,
+                    "seq {seq} byte {i}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The coordinator's loop: registry, clock (lockstep barrier or wall-clock pace), relay of
+//! states, world commands, state log and progress.
+//!
+//! Frame 0 is a handshake: Tick 0 is repeated every [`HANDSHAKE_PERIOD`] until every agent
+//! answered FrameDone 0 (an agent does so once it holds every peer's frame-0 state), because
+//! discovery matching says nothing about when a first sample will get through.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use convoy_core::dds::{Publisher, ReaderToken, Subscriber, WaitSet};
+use convoy_core::messages::{
+    AgentState, FrameDone, NodeRole, NodeStatus, ReplyStatus, SensorAssignment, Tick,
+    WorldCommandKind, WorldReply, WorldRequest,
+};
+use convoy_core::node::{NodeArgs, NodeContext, NodeId};
+use convoy_core::scenario::{ClockMode, Exchange, Scenario, StepMode};
+use convoy_core::status::StatusBeacon;
+use convoy_core::topics;
+use convoy_core::world::check_command;
+
+use crate::barrier::Barrier;
+use crate::registry::Registry;
+use crate::sensors::{as_sensor_node, sensor_name, SensorBook};
+
+mod frames;
+mod service;
+mod startup;
+mod world;
+
+/// How often Tick 0 is repeated until every agent answered it.
+const HANDSHAKE_PERIOD: Duration = Duration::from_millis(20);
+/// The longest the loop blocks without looking at leases, commands and the stop flag.
+const HOUSEKEEPING: Duration = Duration::from_millis(5);
+
+/// What a coordinator run is told (command line or `convoy run`).
+#[derive(Debug, Clone)]
+pub struct CoordinatorConfig {
+    pub node: NodeArgs,
+    /// Stop after this many frames (after frame 0).
+    pub frames: Option<u64>,
+    /// Stop after this much simulated time, seconds.
+    pub duration: Option<f64>,
+    pub state_log: Option<PathBuf>,
+    /// How long to wait for every agent to register and answer Tick 0.
+    pub startup_timeout: Duration,
+    /// Print a progress line every second.
+    pub progress: bool,
+    /// How many sensor nodes to wait for before placing sensors (None: one when the scenario
+    /// has sensors). More may join later; they get sensors no node runs.
+    pub sensor_nodes: Option<usize>,
+}
+
+/// What a finished run measured.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub frames: u64,
+    pub wall: Duration,
+    /// Tick written -> barrier complete, per frame, in microseconds (sync mode).
+    pub barrier_us: Vec<f64>,
+    pub members_left: Vec<String>,
+}
+
+impl RunSummary {
+    pub fn frames_per_second(&self) -> f64 {
+        self.frames as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// (p50, p99) of the barrier latency, microseconds.
+    pub fn barrier_percentiles(&self) -> (f64, f64) {
+        let mut v = self.barrier_us.clone();
+        v.sort_by(f64::total_cmp);
+        let at = |p: f64| {
+            if v.is_empty() {
+                return f64::NAN;
+            }
+            let rank = (p * v.len() as f64).ceil() as usize;
+            v[rank.clamp(1, v.len()) - 1]
+        };
+        (at(0.5), at(0.99))
+    }
+}
+
+struct Endpoints {
+    clock: Publisher<Tick>,
+    done: Subscriber<FrameDone>,
+    nodes: Subscriber<NodeStatus>,
+    requests: Subscriber<WorldRequest>,
+    replies: Publisher<WorldReply>,
+    assignments: Publisher<SensorAssignment>,
+    states: Vec<(String, Subscriber<AgentState>, ReaderToken)>,
+    beacon: StatusBeacon,
+    waitset: WaitSet,
+    done_token: ReaderToken,
+}
+
+struct Coordinator {
+    scenario: Scenario,
+    mode: ClockMode,
+    exchange: Exchange,
+    io: Endpoints,
+    registry: Registry,
+    members: Vec<String>,
+    /// Latest state of every agent (world get_state, progress).
+    latest: BTreeMap<String, AgentState>,
+    /// Relay: frame -> agent -> state, kept for the frames still needed.
+    book: BTreeMap<u64, BTreeMap<String, AgentState>>,
+    state_log: Option<std::io::BufWriter<std::fs::File>>,
+    paused: bool,
+    frame: u64,
+    left: Vec<String>,
+    stop: Arc<AtomicBool>,
+    last_housekeeping: Instant,
+    sensors: SensorBook,
+    /// Sensor nodes named in the live table, by name (the registry has them by node id).
+    sensor_nodes_seen: std::collections::BTreeSet<String>,
+    /// Placement starts once this many sensor nodes registered (startup).
+    sensors_placed: bool,
+}
+
+pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSummary> {
+    let NodeContext {
+        scenario,
+        node,
+        beacon,
+        ..
+    } = NodeContext::start(&config.node, NodeId::Coordinator)?;
+    if !scenario.deterministic() {
+        tracing::warn!(
+            "mode {:?} with {:?} steps: this run is not reproducible (determinism needs sync + fixed)",
+            scenario.scenario.mode,
+            scenario.scenario.step
+        );
+    }
+    let mut io = Endpoints {
+        clock: node.publisher(&topics::clock())?,
+        done: node.subscriber(&topics::frame_done())?,
+        nodes: node.subscriber(&topics::nodes())?,
+        requests: node.subscriber(&topics::world_request())?,
+        replies: node.publisher(&topics::world_reply())?,
+        assignments: node.publisher(&topics::assignments())?,
+        states: Vec::new(),
+        beacon,
+        waitset: WaitSet::new().context("cannot create a wait set")?,
+        done_token: ReaderToken::default(),
+    };
+    io.done_token = io.done.attach(&mut io.waitset)?;
+    // Registry and world requests are read every round (housekeeping), not on readiness.
+    io.nodes.attach(&mut io.waitset)?;
+    io.requests.attach(&mut io.waitset)?;
+    for id in scenario.agent_ids() {
+        let mut sub = node.subscriber(&topics::agent_state(&id))?;
+        let token = sub.attach(&mut io.waitset)?;
+        io.states.push((id, sub, token));
+    }
+    let state_log = match &config.state_log {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create state log {}", path.display()))?,
+        )),
+        None => None,
+    };
+    let sensors = SensorBook::new(&scenario);
+    let mut c = Coordinator {
+        sensors,
+        sensor_nodes_seen: Default::default(),
+        sensors_placed: false,
+        mode: scenario.scenario.mode,
+        exchange: scenario.scenario.exchange,
+        members: scenario.agent_ids(),
+        scenario,
+        io,
+        registry: Registry::default(),
+        latest: BTreeMap::new(),
+        book: BTreeMap::new(),
+        state_log,
+        paused: false,
+        frame: 0,
+        left: Vec::new(),
+        stop,
+        last_housekeeping: Instant::now() - HOUSEKEEPING,
+    };
+    c.startup(config.startup_timeout, config.sensor_nodes)?;
+    let summary = c.run_frames(config)?;
+    c.finish()?;
+    Ok(summary)
+}
+
+impl Coordinator {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn relay(&self) -> bool {
+        self.exchange == Exchange::Relay && self.mode == ClockMode::Sync
+    }
+}
+
+/// Sensor node names among barrier node ids.
+fn sensor_names(
+    node_ids: &std::collections::BTreeSet<String>,
+) -> std::collections::BTreeSet<String> {
+    node_ids
+        .iter()
+        .filter_map(|id| NodeId::parse_node(id).ok()?.as_sensor().map(str::to_string))
+        .collect()
+}
+
+/// One line of `--state-log`: what a user plots or compares between runs.
+pub fn state_log_line(s: &AgentState) -> String {
+    let v = |v: &convoy_core::messages::Vec3| [v.x, v.y, v.z];
+    let q = s.pose.orientation;
+    serde_json::json!({
+        "frame": s.frame,
+        "sim_time_ns": s.stamp_ns,
+        "agent": s.agent_id,
+        "position": v(&s.pose.position),
+        "orientation": [q.x, q.y, q.z, q.w],
+        "linear_velocity": v(&s.twist.linear),
+        "angular_velocity": v(&s.twist.angular),
+    })
+    .to_string()
+}

@@ -1,0 +1,110 @@
+//! What a camera sees, as data: the static boxes of the map and one box per agent, moved to
+//! each frame's states.
+
+use super::gpu::InstanceRaw;
+use super::*;
+
+/// One box to draw.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct BoxInstance {
+    pub(super) centre: Vec3,
+    pub(super) half_extents: Vec3,
+    pub(super) rotation: Quat,
+    pub(super) colour: [f32; 3],
+    pub(super) class: u8,
+}
+
+/// What a camera sees: static boxes and one box per agent.
+pub struct CameraScene {
+    pub(super) statics: Vec<BoxInstance>,
+    pub(super) agents: BTreeMap<String, BoxInstance>,
+}
+
+pub(super) fn quat_of(state: &AgentState) -> Quat {
+    let q = &state.pose.orientation;
+    let r = Quat::from_xyzw(q.x as f32, q.y as f32, q.z as f32, q.w as f32);
+    if r.is_finite() && r.length() > 0.5 {
+        r.normalize()
+    } else {
+        Quat::IDENTITY
+    }
+}
+
+pub(super) fn position_of(state: &AgentState) -> Vec3 {
+    let p = &state.pose.position;
+    Vec3::new(p.x as f32, p.y as f32, p.z as f32)
+}
+
+impl CameraScene {
+    pub fn new(scenario: &Scenario) -> CameraScene {
+        let [hx, hy] = scenario.map.ground_half_extents;
+        let mut statics = vec![BoxInstance {
+            centre: Vec3::new(0.0, 0.0, -0.05),
+            half_extents: Vec3::new(hx as f32, hy as f32, 0.05),
+            rotation: Quat::IDENTITY,
+            colour: GROUND_COLOUR,
+            class: CLASS_GROUND,
+        }];
+        for b in &scenario.map.boxes {
+            let [x, y, z] = b.center;
+            let [ex, ey, ez] = b.half_extents;
+            statics.push(BoxInstance {
+                centre: Vec3::new(x as f32, y as f32, z as f32),
+                half_extents: Vec3::new(ex as f32, ey as f32, ez as f32),
+                rotation: Quat::from_rotation_z(b.yaw as f32),
+                colour: STATIC_COLOUR,
+                class: CLASS_STATIC,
+            });
+        }
+        let agents = scenario
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let [ex, ey, ez] = a.vehicle.half_extents;
+                (
+                    a.id.clone(),
+                    BoxInstance {
+                        centre: Vec3::new(0.0, 0.0, -10_000.0),
+                        half_extents: Vec3::new(ex as f32, ey as f32, ez as f32),
+                        rotation: Quat::IDENTITY,
+                        colour: AGENT_COLOURS[i % AGENT_COLOURS.len()],
+                        class: CLASS_VEHICLE,
+                    },
+                )
+            })
+            .collect();
+        CameraScene { statics, agents }
+    }
+
+    /// The colour agent `id` is drawn in.
+    pub fn colour_of(&self, id: &str) -> Option<[f32; 3]> {
+        self.agents.get(id).map(|b| b.colour)
+    }
+
+    /// Moves the agents' boxes to `states`; agents without a state are parked out of sight.
+    pub fn place<'a>(&mut self, states: impl Iterator<Item = &'a AgentState>) {
+        for b in self.agents.values_mut() {
+            b.centre = Vec3::new(0.0, 0.0, -10_000.0);
+        }
+        for s in states {
+            if let Some(b) = self.agents.get_mut(&s.agent_id) {
+                b.centre = position_of(s);
+                b.rotation = quat_of(s);
+            }
+        }
+    }
+
+    pub(super) fn instances(&self, skip_agent: &str) -> Vec<InstanceRaw> {
+        self.statics
+            .iter()
+            .chain(
+                self.agents
+                    .iter()
+                    .filter(|(id, _)| id.as_str() != skip_agent)
+                    .map(|(_, b)| b),
+            )
+            .map(InstanceRaw::from)
+            .collect()
+    }
+}

@@ -1,0 +1,55 @@
+struct Globals {
+    view_proj: mat4x4<f32>,
+    eye: vec4<f32>,
+    forward: vec4<f32>,
+    light: vec4<f32>,
+};
+@group(0) @binding(0) var<uniform> g: Globals;
+
+struct VsOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) colour: vec3<f32>,
+    @location(3) @interpolate(flat) class_id: u32,
+};
+
+@vertex
+fn vs_main(
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) m0: vec4<f32>,
+    @location(3) m1: vec4<f32>,
+    @location(4) m2: vec4<f32>,
+    @location(5) m3: vec4<f32>,
+    @location(6) colour: vec4<f32>,
+    @location(7) class_id: u32,
+) -> VsOut {
+    let model = mat4x4<f32>(m0, m1, m2, m3);
+    let world = model * vec4<f32>(position, 1.0);
+    // Normals of a scaled box: the rotation part only (the scale is per axis, positive).
+    let n = normalize((model * vec4<f32>(normal, 0.0)).xyz);
+    var out: VsOut;
+    out.clip = g.view_proj * world;
+    out.world = world.xyz;
+    out.normal = n;
+    out.colour = colour.rgb;
+    out.class_id = class_id;
+    return out;
+}
+
+struct FsOut {
+    @location(0) colour: vec4<f32>,
+    @location(1) depth: f32,
+    @location(2) class_id: u32,
+};
+
+@fragment
+fn fs_main(in: VsOut) -> FsOut {
+    let diffuse = max(dot(normalize(in.normal), -g.light.xyz), 0.0);
+    var out: FsOut;
+    out.colour = vec4<f32>(in.colour * (0.35 + 0.65 * diffuse), 1.0);
+    out.depth = dot(in.world - g.eye.xyz, g.forward.xyz);
+    out.class_id = in.class_id;
+    return out;
+}
