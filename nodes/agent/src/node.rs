@@ -85,7 +85,6 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
         scenario,
         node,
         beacon,
-        ..
     } = NodeContext::start(&config.node, NodeId::agent(&config.agent_id))?;
     let spec = scenario
         .agent(&config.agent_id)

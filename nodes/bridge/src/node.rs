@@ -59,7 +59,7 @@ impl BridgeNodeConfig {
     /// The settings file (or the defaults) with the command line's overrides, checked against
     /// the scenario.
     pub fn settings(&self, scenario: &Scenario) -> Result<Ros2Settings> {
-        convoy_core::topics::check_id("bridge name", &self.name)?;
+        NodeId::bridge(&self.name).check()?;
         let (mut settings, source) = match &self.settings {
             Some(path) => (BridgeFile::load(path)?.ros2, path.display().to_string()),
             None => (Ros2Settings::default(), "bridge defaults".to_string()),
@@ -185,7 +185,6 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         scenario,
         node,
         mut beacon,
-        ..
     } = NodeContext::start(&config.node, NodeId::bridge(&config.name))?;
     let settings = config.settings(&scenario)?;
     let ros_domain = settings.domain.unwrap_or(config.node.domain);

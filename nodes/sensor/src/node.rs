@@ -248,7 +248,6 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         scenario,
         node,
         mut beacon,
-        ..
     } = NodeContext::start_sensor_node(&config.node, &config.name, config.role)?;
     beacon.set_capacity(config.capacity);
     beacon.set_counter("sensors", 0);

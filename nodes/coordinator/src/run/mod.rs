@@ -128,7 +128,6 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         scenario,
         node,
         beacon,
-        ..
     } = NodeContext::start(&config.node, NodeId::Coordinator)?;
     if !scenario.deterministic() {
         tracing::warn!(

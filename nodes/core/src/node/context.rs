@@ -32,7 +32,6 @@ pub enum StartError {
 
 /// What every node holds once started.
 pub struct NodeContext {
-    pub id: NodeId,
     /// The scenario with `--mode`/`--exchange` applied, checked again after them.
     pub scenario: Scenario,
     /// The DDS node: publishers and subscribers come from here.
@@ -70,7 +69,6 @@ impl NodeContext {
         let mut beacon = StatusBeacon::new(&node, role)?;
         beacon.set_lease(Duration::from_secs_f64(scenario.scenario.lease));
         Ok(NodeContext {
-            id,
             scenario,
             node,
             beacon,
