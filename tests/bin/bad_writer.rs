@@ -4,10 +4,11 @@
 //!
 //! usage: convoy-test-bad-writer DOMAIN TOPIC TYPE_NAME short|long COUNT
 
+use std::any::Any;
 use std::time::Duration;
 
 use rustdds::policy::{History, Reliability};
-use rustdds::{DomainParticipant, QosPolicyBuilder, TopicKind};
+use rustdds::{DomainParticipant, Publisher, QosPolicyBuilder, Topic, TopicDescription, TopicKind};
 use serde::Serialize;
 
 /// Too short for any convoy message with a u64 first field.
@@ -44,45 +45,26 @@ fn main() -> Result<(), String> {
         // As convoy's clock profile requests: otherwise the reader would not match at all.
         .durability(rustdds::policy::Durability::TransientLocal)
         .build();
-    let topic_name = topic.clone();
     let topic = participant
         .create_topic(topic.clone(), type_name.clone(), &qos, TopicKind::NoKey)
         .map_err(|e| e.to_string())?;
     let publisher = participant
         .create_publisher(&qos)
         .map_err(|e| e.to_string())?;
-    // The writer must outlive the wait below, so it is created here, not in a helper.
-    let keep_alive: Box<dyn std::any::Any> = match mode.as_str() {
-        "short" => {
-            let w = publisher
-                .create_datawriter_no_key_cdr::<Short>(&topic, None)
-                .map_err(|e| e.to_string())?;
-            wait_matched(&participant, &topic_name)?;
-            for i in 0..count {
-                w.write(Short { frame: i as u16 }, None)
-                    .map_err(|e| e.to_string())?;
-            }
-            Box::new(w)
-        }
-        "long" => {
-            let w = publisher
-                .create_datawriter_no_key_cdr::<Long>(&topic, None)
-                .map_err(|e| e.to_string())?;
-            wait_matched(&participant, &topic_name)?;
-            for i in 0..count {
-                let sample = Long {
-                    frame: i,
-                    sim_time_ns: 0,
-                    dt_ns: 0,
-                    paused: false,
-                    agents: vec![],
-                    states: vec![],
-                    extra: [7; 4],
-                };
-                w.write(sample, None).map_err(|e| e.to_string())?;
-            }
-            Box::new(w)
-        }
+    // The writer must outlive the wait below: it is kept, boxed, until the end.
+    let keep_alive = match mode.as_str() {
+        "short" => write_all(&participant, &publisher, &topic, count, |i| Short {
+            frame: i as u16,
+        })?,
+        "long" => write_all(&participant, &publisher, &topic, count, |i| Long {
+            frame: i,
+            sim_time_ns: 0,
+            dt_ns: 0,
+            paused: false,
+            agents: vec![],
+            states: vec![],
+            extra: [7; 4],
+        })?,
         other => return Err(format!("unknown mode '{other}'")),
     };
     println!("bad writer done");
@@ -91,6 +73,25 @@ fn main() -> Result<(), String> {
     let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
     drop(keep_alive);
     Ok(())
+}
+
+/// Creates a writer of `T` on `topic`, waits for a reader to match, and writes `count` samples
+/// made by `sample` from their index; returns the writer.
+fn write_all<T: Serialize + 'static>(
+    participant: &DomainParticipant,
+    publisher: &Publisher,
+    topic: &Topic,
+    count: u64,
+    sample: impl Fn(u64) -> T,
+) -> Result<Box<dyn Any>, String> {
+    let w = publisher
+        .create_datawriter_no_key_cdr::<T>(topic, None)
+        .map_err(|e| e.to_string())?;
+    wait_matched(participant, &topic.name())?;
+    for i in 0..count {
+        w.write(sample(i), None).map_err(|e| e.to_string())?;
+    }
+    Ok(Box::new(w))
 }
 
 fn wait_matched(participant: &DomainParticipant, topic: &str) -> Result<(), String> {

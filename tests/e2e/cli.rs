@@ -7,9 +7,12 @@ use convoy_core::dds::{Node, Publisher};
 use convoy_core::messages::Tick;
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
-use convoy_tests::{convoy, domain, run_with_timeout, watchdog};
+use convoy_tests::files::{fresh_file, read_csv, LATENCY_CSV};
+use convoy_tests::{convoy, convoy_on, domain, run_fails, run_ok, topic_list_until, watchdog};
 
 const LIMIT: Duration = Duration::from_secs(60);
+/// A bench's own time limit.
+const BENCH_LIMIT: Duration = Duration::from_secs(200);
 
 /// A Tick writer at ~100 Hz on its own thread until the returned guard is dropped.
 struct TickSource {
@@ -56,74 +59,52 @@ impl Drop for TickSource {
 
 #[test]
 fn bad_input_gets_clear_errors() {
-    let cases: [(&[&str], &str); 12] = [
+    // (the command line, what its error must say)
+    let cases = [
         (
-            &[
-                "launch",
-                "tests/fixtures/launch_unknown_host.toml",
-                "--check",
-            ],
+            "launch tests/fixtures/launch_unknown_host.toml --check",
             "launch_unknown_host.toml:6: node on unknown host 'nowhere'",
         ),
         (
-            &["launch", "tests/fixtures/launch_bridge.toml", "--check"],
+            "launch tests/fixtures/launch_bridge.toml --check",
             "launch_bridge.toml:15: bridge 'ros2': no settings file",
         ),
         (
-            &["launch", "tests/fixtures/launch_two_mains.toml", "--check"],
+            "launch tests/fixtures/launch_two_mains.toml --check",
             "two sensor nodes are named 'main' (give each a `name`)",
         ),
         (
-            &["launch", "tests/fixtures/launch_agent_role.toml", "--check"],
+            "launch tests/fixtures/launch_agent_role.toml --check",
             "launch_agent_role.toml:9: role and capacity belong to sensor nodes",
         ),
         (
-            &["launch", "tests/fixtures/launch_typo.toml", "--check"],
+            "launch tests/fixtures/launch_typo.toml --check",
             "launch_typo.toml:3: unknown field `duraton`",
         ),
         (
-            &[
-                "qos",
-                "show",
-                "nodes/core/tests/qos_fixtures/unknown_policy.xml",
-            ],
+            "qos show nodes/core/tests/qos_fixtures/unknown_policy.xml",
             "unknown_policy.xml:6: unknown policy 'deadlin'",
         ),
+        // A run with a broken QoS file stops before touching the network.
         (
-            // A run with a broken QoS file stops before touching the network.
-            &[
-                "--qos",
-                "nodes/core/tests/qos_fixtures/cycle.xml",
-                "topic",
-                "list",
-            ],
+            "--qos nodes/core/tests/qos_fixtures/cycle.xml topic list",
             "cycle.xml:",
         ),
         (
-            &["topic", "echo", "not/a/topic", "--timeout", "1"],
+            "topic echo not/a/topic --timeout 1",
             "'not/a/topic' is not a convoy topic",
         ),
+        ("--domain 300 topic list", "domain ids are 0..=232"),
         (
-            &["--domain", "300", "topic", "list"],
-            "domain ids are 0..=232",
-        ),
-        (
-            &[
-                "qos",
-                "show",
-                "nodes/core/tests/qos_fixtures/does_not_exist.xml",
-            ],
+            "qos show nodes/core/tests/qos_fixtures/does_not_exist.xml",
             "does_not_exist.xml",
         ),
-        (&["qos", "show", "qos/convoy.xml::nope"], "nope"),
-        (
-            &["bench", "latency", "--duration", "0"],
-            "--duration 0 is out of range",
-        ),
+        ("qos show qos/convoy.xml::nope", "nope"),
+        ("bench latency --duration 0", "--duration 0 is out of range"),
     ];
-    for (args, expected) in cases {
-        let (ok, out, err) = run_with_timeout(convoy().args(args), LIMIT);
-        assert!(!ok, "convoy {args:?} succeeded:\n{out}");
+    for (line, expected) in cases {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        let err = run_fails(convoy().args(&args), LIMIT);
         assert!(
             err.contains(expected),
             "convoy {args:?}: stderr lacks '{expected}':\n{err}"
@@ -137,8 +118,7 @@ fn bad_input_gets_clear_errors() {
 
 #[test]
 fn qos_show_prints_resolved_profiles() {
-    let (ok, out, err) = run_with_timeout(convoy().args(["qos", "show", "qos/convoy.xml"]), LIMIT);
-    assert!(ok, "{err}");
+    let out = run_ok(convoy().args(["qos", "show", "qos/convoy.xml"]), LIMIT);
     for class in TopicClass::ALL {
         assert!(
             out.contains(class.profile_name()),
@@ -148,9 +128,7 @@ fn qos_show_prints_resolved_profiles() {
     assert!(out.contains("RELIABLE"), "{out}");
 
     // A file of several libraries shows each.
-    let (ok, out, err) =
-        run_with_timeout(convoy().args(["qos", "show", "qos/experiments.xml"]), LIMIT);
-    assert!(ok, "{err}");
+    let out = run_ok(convoy().args(["qos", "show", "qos/experiments.xml"]), LIMIT);
     for library in ["best_effort", "reliable_keep_all", "deadline_watch"] {
         assert!(out.contains(library), "no library {library} in:\n{out}");
     }
@@ -161,55 +139,27 @@ fn topic_list_shows_discovered_topics_with_types_and_counts() {
     watchdog("topic list", Duration::from_secs(120));
     let _ticks = TickSource::start(domain::CLI_LIST);
     // Discovery takes a moment: retry a few times, each listening 2 s (bounded).
-    let mut last = String::new();
-    for _ in 0..10 {
-        let (ok, out, err) = run_with_timeout(
-            convoy().args([
-                "--domain",
-                &domain::CLI_LIST.to_string(),
-                "topic",
-                "list",
-                "--verbose",
-                "--wait",
-                "2",
-            ]),
-            LIMIT,
-        );
-        assert!(ok, "{err}");
-        if out.contains("convoy/clock  [convoy::Tick]  1 writer") {
-            assert!(
-                out.contains("reliability: RELIABLE"),
-                "verbose QoS missing:\n{out}"
-            );
-            assert!(out.contains("TransientLocal"), "durability missing:\n{out}");
-            return;
-        }
-        last = out;
-    }
-    panic!("convoy/clock never listed:\n{last}");
+    let out = topic_list_until(domain::CLI_LIST, "2", 10, "convoy/clock", |out| {
+        let listed = out.contains("convoy/clock  [convoy::Tick]  1 writer");
+        listed.then(|| out.to_string())
+    });
+    assert!(
+        out.contains("reliability: RELIABLE"),
+        "verbose QoS missing:\n{out}"
+    );
+    assert!(out.contains("TransientLocal"), "durability missing:\n{out}");
 }
 
 #[test]
 fn topic_echo_decodes_samples_as_text_and_json() {
     watchdog("topic echo", Duration::from_secs(120));
     let _ticks = TickSource::start(domain::CLI_ECHO);
-    let d = domain::CLI_ECHO.to_string();
-    let (ok, out, err) = run_with_timeout(
-        convoy().args([
-            "--domain",
-            &d,
-            "topic",
-            "echo",
-            "convoy/clock",
-            "--json",
-            "-n",
-            "3",
-            "--timeout",
-            "30",
-        ]),
-        LIMIT,
-    );
-    assert!(ok, "{err}");
+    let echo = || {
+        let mut cmd = convoy_on(domain::CLI_ECHO);
+        cmd.args(["topic", "echo", "convoy/clock", "--timeout", "30"]);
+        cmd
+    };
+    let out = run_ok(echo().args(["--json", "-n", "3"]), LIMIT);
     let ticks: Vec<Tick> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a Tick: {l}: {e}")))
@@ -218,21 +168,7 @@ fn topic_echo_decodes_samples_as_text_and_json() {
     assert!(ticks.windows(2).all(|w| w[0].frame < w[1].frame), "{out}");
     assert_eq!(ticks[0].agents, vec!["ego".to_string()]);
 
-    let (ok, out, err) = run_with_timeout(
-        convoy().args([
-            "--domain",
-            &d,
-            "topic",
-            "echo",
-            "convoy/clock",
-            "-n",
-            "1",
-            "--timeout",
-            "30",
-        ]),
-        LIMIT,
-    );
-    assert!(ok, "{err}");
+    let out = run_ok(echo().args(["-n", "1"]), LIMIT);
     assert!(
         out.contains("dt_ns: 10000000") && out.contains("agents: ['ego']"),
         "{out}"
@@ -243,19 +179,8 @@ fn topic_echo_decodes_samples_as_text_and_json() {
 fn topic_hz_reports_the_rate() {
     watchdog("topic hz", Duration::from_secs(120));
     let _ticks = TickSource::start(domain::CLI_HZ);
-    let (ok, out, err) = run_with_timeout(
-        convoy().args([
-            "--domain",
-            &domain::CLI_HZ.to_string(),
-            "topic",
-            "hz",
-            "convoy/clock",
-            "--duration",
-            "4",
-        ]),
-        LIMIT,
-    );
-    assert!(ok, "{err}");
+    let hz = ["topic", "hz", "convoy/clock", "--duration", "4"];
+    let out = run_ok(convoy_on(domain::CLI_HZ).args(hz), LIMIT);
     let rates: Vec<f64> = out
         .lines()
         .filter_map(|l| l.strip_prefix("average rate: "))
@@ -271,40 +196,19 @@ fn topic_hz_reports_the_rate() {
 #[test]
 fn bench_latency_writes_csv_and_loses_nothing_on_a_reliable_profile() {
     watchdog("bench latency", Duration::from_secs(240));
-    let dir = convoy_tests::profile_dir().join("test-bench");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let csv = dir.join("latency.csv");
-    let _ = std::fs::remove_file(&csv);
-    let (ok, out, err) = run_with_timeout(
-        convoy()
-            .args([
-                "--domain",
-                &domain::CLI_BENCH.to_string(),
-                "bench",
-                "latency",
-                "--sizes",
-                "64,65536",
-                "--duration",
-                "0.5",
-                "--burst",
-                "10000",
-                "--out",
-            ])
+    let csv = fresh_file("test-bench", "latency.csv");
+    let out = run_ok(
+        convoy_on(domain::CLI_BENCH)
+            .args(["bench", "latency", "--sizes", "64,65536"])
+            .args(["--duration", "0.5", "--burst", "10000", "--out"])
             .arg(&csv),
-        Duration::from_secs(200),
+        BENCH_LIMIT,
     );
-    assert!(ok, "bench failed:\n{out}\n{err}");
     assert!(
         out.contains("burst: 10000 samples of 64 B sent back to back, 10000 received, 0 lost"),
         "{out}"
     );
-    let text = std::fs::read_to_string(&csv).expect("csv written");
-    let mut lines = text.lines();
-    assert_eq!(
-        lines.next(),
-        Some("size_bytes,qos_profile,round_trips,p50_us,p90_us,p99_us,max_us,msgs_per_s,lost")
-    );
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let (text, rows) = read_csv(&csv, LATENCY_CSV);
     assert_eq!(rows.len(), 2, "{text}");
     for (row, size) in rows.iter().zip(["64", "65536"]) {
         assert_eq!(row[0], size);
@@ -317,22 +221,12 @@ fn bench_latency_writes_csv_and_loses_nothing_on_a_reliable_profile() {
 #[test]
 fn bench_latency_runs_ddsperf_beside_it() {
     watchdog("bench ddsperf", Duration::from_secs(240));
-    let (ok, out, err) = run_with_timeout(
-        convoy().args([
-            "--domain",
-            &domain::CLI_BENCH_DDSPERF.to_string(),
-            "bench",
-            "latency",
-            "--sizes",
-            "64",
-            "--duration",
-            "1",
-            "--baseline",
-            "ddsperf",
-        ]),
-        Duration::from_secs(200),
+    let out = run_ok(
+        convoy_on(domain::CLI_BENCH_DDSPERF)
+            .args(["bench", "latency", "--sizes", "64", "--duration", "1"])
+            .args(["--baseline", "ddsperf"]),
+        BENCH_LIMIT,
     );
-    assert!(ok, "bench failed:\n{out}\n{err}");
     assert!(out.contains("CycloneDDS ddsperf"), "{out}");
     let ratio_line = out
         .lines()
@@ -351,29 +245,24 @@ fn bench_latency_runs_ddsperf_beside_it() {
 fn a_missing_pong_side_is_reported_not_hung() {
     // `--role ping` with nobody answering must fail with a clear message in bounded time.
     watchdog("ping without pong", Duration::from_secs(120));
-    let mut cmd = convoy();
-    cmd.args(["--domain", &domain::CLI_PING_ALONE.to_string()]);
+    let mut cmd = convoy_on(domain::CLI_PING_ALONE);
     cmd.args(["bench", "latency", "--role", "ping", "--sizes", "64"]);
     cmd.args(["--duration", "0.2", "--match-timeout", "2"]);
-    let (ok, _out, err) = run_with_timeout(&mut cmd, Duration::from_secs(90));
-    assert!(!ok);
+    let err = run_fails(&mut cmd, Duration::from_secs(90));
     assert!(err.contains("matched"), "{err}");
 }
 
 #[test]
 fn assignments_plan_places_a_scenarios_sensors_offline() {
-    let (ok, out, err) = run_with_timeout(
-        convoy().args([
-            "assignments",
-            "--plan",
-            "launch/scenarios/two_cars.toml",
-            "--nodes",
-            "main=1.0,c1=1.0,c2=0.5",
-            "--json",
-        ]),
+    let plan = || {
+        let mut cmd = convoy();
+        cmd.args(["assignments", "--plan", "launch/scenarios/two_cars.toml"]);
+        cmd
+    };
+    let out = run_ok(
+        plan().args(["--nodes", "main=1.0,c1=1.0,c2=0.5", "--json"]),
         LIMIT,
     );
-    assert!(ok, "{err}");
     let list: Vec<serde_json::Value> = serde_json::from_str(out.trim()).expect("a JSON list");
     let node_of = |sensor: &str| {
         list.iter()
@@ -386,60 +275,35 @@ fn assignments_plan_places_a_scenarios_sensors_offline() {
     // front_camera (0.3) -> main (0.55, vs c2 0.6, c1 1.3); ego's roof_lidar (0.3) -> c2 (0.6,
     // vs main 0.85, c1 1.3); radar (0.2) -> main (0.75, vs c2 1.0, c1 1.2); gnss (0.05) -> c2
     // (0.7, vs main 0.8, c1 1.05).
-    assert_eq!(node_of("imu").as_deref(), Some("main"), "{out}");
-    assert_eq!(node_of("top_lidar").as_deref(), Some("c1"), "{out}");
-    assert_eq!(node_of("front_camera").as_deref(), Some("main"), "{out}");
-    assert_eq!(node_of("roof_lidar").as_deref(), Some("c2"), "{out}");
-    assert_eq!(node_of("front_radar").as_deref(), Some("main"), "{out}");
-    assert_eq!(node_of("gnss").as_deref(), Some("c2"), "{out}");
+    for (sensor, node) in [
+        ("imu", "main"),
+        ("top_lidar", "c1"),
+        ("front_camera", "main"),
+        ("roof_lidar", "c2"),
+        ("front_radar", "main"),
+        ("gnss", "c2"),
+    ] {
+        assert_eq!(node_of(sensor).as_deref(), Some(node), "{out}");
+    }
 
-    let (ok, _, err) = run_with_timeout(
-        convoy().args([
-            "assignments",
-            "--plan",
-            "launch/scenarios/two_cars.toml",
-            "--nodes",
-            "main=x",
-        ]),
-        LIMIT,
-    );
-    assert!(!ok && err.contains("capacity 'x' is not a number"), "{err}");
+    let err = run_fails(plan().args(["--nodes", "main=x"]), LIMIT);
+    assert!(err.contains("capacity 'x' is not a number"), "{err}");
 }
 
 #[test]
 fn bench_sensors_measures_every_kind_end_to_end_and_writes_csv() {
     watchdog("bench sensors", Duration::from_secs(240));
-    let dir = convoy_tests::profile_dir().join("test-bench");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let csv = dir.join("sensors.csv");
-    let _ = std::fs::remove_file(&csv);
-    let (ok, out, err) = run_with_timeout(
-        convoy()
-            .args([
-                "--domain",
-                &domain::CLI_BENCH_SENSORS.to_string(),
-                "bench",
-                "sensors",
-                "--agents",
-                "2",
-                "--frames",
-                "200",
-                "--sensor-nodes",
-                "1",
-                "--out",
-            ])
+    let csv = fresh_file("test-bench", "sensors.csv");
+    run_ok(
+        convoy_on(domain::CLI_BENCH_SENSORS)
+            .args(["bench", "sensors", "--agents", "2", "--frames", "200"])
+            .args(["--sensor-nodes", "1", "--out"])
             .arg(&csv),
-        Duration::from_secs(200),
+        BENCH_LIMIT,
     );
-    assert!(ok, "bench failed:\n{out}\n{err}");
-    let text = std::fs::read_to_string(&csv).expect("csv written");
-    let mut lines = text.lines();
-    assert_eq!(
-        lines.next(),
-        Some("sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms")
-    );
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    let kinds: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    let header = "sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms";
+    let (text, rows) = read_csv(&csv, header);
+    let kinds: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(kinds, ["imu", "gnss", "odometry", "radar"], "{text}");
     for row in &rows {
         assert_eq!(row[2], "1", "{text}");

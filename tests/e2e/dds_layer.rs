@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use convoy_core::dds::{Node, Publisher, ReaderStats, Subscriber};
-use convoy_core::messages::{AgentState, BenchSample, Tick};
+use convoy_core::messages::{AgentState, BenchSample, FrameDone, Message, Tick};
 use convoy_core::qos::QosSet;
-use convoy_core::topics;
+use convoy_core::topics::{self, Topic};
 use convoy_tests::{domain, handshake, wait_until, watchdog, workspace_bin, ChildGuard};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -17,10 +17,40 @@ fn node(domain: u32, id: &str, qos: &Arc<QosSet>) -> Node {
     Node::new(domain, id, Arc::clone(qos)).expect("node")
 }
 
+/// A writer on one node and a reader on another, of one topic, matched both ways; returns them
+/// and their nodes, to be kept as long as they are used.
+fn link<M: Message>(
+    domain: u32,
+    qos: &Arc<QosSet>,
+    topic: &Topic<M>,
+) -> (Publisher<M>, Subscriber<M>, (Node, Node)) {
+    let (a, b) = (node(domain, "test/a", qos), node(domain, "test/b", qos));
+    let writer = a.publisher(topic).expect("pub");
+    let reader = b.subscriber(topic).expect("sub");
+    writer.wait_for_match(1, WAIT).expect("match");
+    reader.wait_for_match(1, WAIT).expect("match");
+    (writer, reader, (a, b))
+}
+
 fn tick(frame: u64) -> Tick {
     Tick {
         frame,
         ..Tick::default()
+    }
+}
+
+fn bench(seq: u64) -> BenchSample {
+    BenchSample {
+        seq,
+        ..BenchSample::default()
+    }
+}
+
+fn agent_state(agent: &str, frame: u64) -> AgentState {
+    AgentState {
+        agent_id: agent.into(),
+        frame,
+        ..AgentState::default()
     }
 }
 
@@ -35,21 +65,14 @@ fn samples_of_another_type_are_counted_and_the_reader_goes_on() {
     let stats = ticks.stats();
 
     // A separate process writes 5 too-short and 5 too-long payloads as convoy::Tick.
+    let d = domain::DECODE_ERRORS.to_string();
     for mode in ["short", "long"] {
-        let mut bad = ChildGuard::spawn(
+        let (_bad, lines) = ChildGuard::spawn_with_stdout(
             "bad writer",
             Command::new(workspace_bin("convoy-test-bad-writer"))
-                .args([
-                    &domain::DECODE_ERRORS.to_string(),
-                    topics::CLOCK,
-                    "convoy::Tick",
-                    mode,
-                    "5",
-                ])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped()),
+                .args([&d, topics::CLOCK, "convoy::Tick", mode, "5"])
+                .stdin(Stdio::piped()),
         );
-        let lines = bad.stdout_lines();
         convoy_tests::wait_for_line(&lines, WAIT, "bad writer done", |l| l == "bad writer done");
         let want = if mode == "short" { 5 } else { 10 };
         wait_until(
@@ -109,25 +132,11 @@ fn policy_qos() -> Arc<QosSet> {
     Arc::new(QosSet::from_str(POLICY_QOS, "policies.xml", None).expect("policy QoS"))
 }
 
-fn agent_state(agent: &str, frame: u64) -> AgentState {
-    AgentState {
-        agent_id: agent.into(),
-        frame,
-        ..AgentState::default()
-    }
-}
-
 #[test]
 fn deadline_misses_are_counted_while_a_writer_is_silent() {
     watchdog("deadline", Duration::from_secs(60));
-    let qos = policy_qos();
-    let a = node(domain::DEADLINE, "test/a", &qos);
-    let b = node(domain::DEADLINE, "test/b", &qos);
     let topic = topics::agent_state("ego");
-    let writer: Publisher<AgentState> = a.publisher(&topic).expect("pub");
-    let mut reader: Subscriber<AgentState> = b.subscriber(&topic).expect("sub");
-    writer.wait_for_match(1, WAIT).expect("match");
-    reader.wait_for_match(1, WAIT).expect("match");
+    let (writer, mut reader, _nodes) = link(domain::DEADLINE, &policy_qos(), &topic);
 
     handshake(&writer, &mut reader, agent_state("ego", 0), WAIT);
     for frame in 1..5 {
@@ -156,15 +165,9 @@ fn deadline_misses_are_counted_while_a_writer_is_silent() {
 #[test]
 fn time_based_filter_drops_samples_closer_than_the_separation() {
     watchdog("time_based_filter", Duration::from_secs(60));
-    let qos = policy_qos();
-    let a = node(domain::TIME_BASED_FILTER, "test/a", &qos);
-    let b = node(domain::TIME_BASED_FILTER, "test/b", &qos);
-    let topic = topics::sensor::<BenchSample>("ego", "imu");
-    let writer: Publisher<BenchSample> = a.publisher(&topic).expect("pub");
-    let mut reader: Subscriber<BenchSample> = b.subscriber(&topic).expect("sub");
+    let topic = topics::sensor("ego", "imu");
+    let (writer, mut reader, _nodes) = link(domain::TIME_BASED_FILTER, &policy_qos(), &topic);
     let stats = reader.stats();
-    writer.wait_for_match(1, WAIT).expect("match");
-    reader.wait_for_match(1, WAIT).expect("match");
     // The handshake's first sample passes the filter; its repeats (if any) are filtered.
     assert_eq!(
         handshake(&writer, &mut reader, BenchSample::default(), WAIT),
@@ -175,12 +178,7 @@ fn time_based_filter_drops_samples_closer_than_the_separation() {
 
     // 20 samples written back to back: far closer together than the 2 s separation.
     for seq in 1..=20 {
-        writer
-            .write(BenchSample {
-                seq,
-                ..BenchSample::default()
-            })
-            .expect("write");
+        writer.write(bench(seq)).expect("write");
     }
     // All 20 come within 2 s of the handshake's accepted sample: every one is filtered.
     let mut accepted = Vec::new();
@@ -198,17 +196,8 @@ fn time_based_filter_drops_samples_closer_than_the_separation() {
 fn a_reliable_burst_of_10000_samples_arrives_whole_and_in_order() {
     watchdog("reliable burst", Duration::from_secs(120));
     let qos = Arc::new(QosSet::builtin());
-    let a = node(domain::RELIABLE_BURST, "test/a", &qos);
-    let b = node(domain::RELIABLE_BURST, "test/b", &qos);
-    let writer: Publisher<BenchSample> = a.publisher(&topics::bench_ping()).expect("pub");
-    let mut reader: Subscriber<BenchSample> = b.subscriber(&topics::bench_ping()).expect("sub");
-    writer.wait_for_match(1, WAIT).expect("match");
-    reader.wait_for_match(1, WAIT).expect("match");
-    let probe = BenchSample {
-        seq: u64::MAX,
-        ..BenchSample::default()
-    };
-    handshake(&writer, &mut reader, probe, WAIT);
+    let (writer, mut reader, _nodes) = link(domain::RELIABLE_BURST, &qos, &topics::bench_ping());
+    handshake(&writer, &mut reader, bench(u64::MAX), WAIT);
     // The reader drains on its own thread (as nodes do), while the writer bursts.
     let mut stream = reader.into_stream();
     let drain = std::thread::spawn(move || {
@@ -246,30 +235,16 @@ fn a_reliable_burst_of_10000_samples_arrives_whole_and_in_order() {
 fn keyed_topics_carry_every_instance() {
     watchdog("keyed instances", Duration::from_secs(60));
     let qos = Arc::new(QosSet::builtin());
-    let a = node(domain::KEYED_INSTANCES, "test/a", &qos);
-    let b = node(domain::KEYED_INSTANCES, "test/b", &qos);
     // The barrier keeps one sample per node: frame_done of two nodes, three frames each.
-    let writer = a
-        .publisher::<convoy_core::messages::FrameDone>(&topics::frame_done())
-        .expect("pub");
-    let mut reader = b
-        .subscriber::<convoy_core::messages::FrameDone>(&topics::frame_done())
-        .expect("sub");
-    writer.wait_for_match(1, WAIT).expect("match");
-    reader.wait_for_match(1, WAIT).expect("match");
-    let probe = convoy_core::messages::FrameDone {
-        node_id: "probe".into(),
-        frame: 0,
+    let (writer, mut reader, _nodes) = link(domain::KEYED_INSTANCES, &qos, &topics::frame_done());
+    let done = |node_id: &str, frame| FrameDone {
+        node_id: node_id.into(),
+        frame,
     };
-    handshake(&writer, &mut reader, probe, WAIT);
+    handshake(&writer, &mut reader, done("probe", 0), WAIT);
     for frame in 0..3 {
         for node_id in ["agent/a", "agent/b"] {
-            writer
-                .write(convoy_core::messages::FrameDone {
-                    node_id: node_id.into(),
-                    frame,
-                })
-                .expect("write");
+            writer.write(done(node_id, frame)).expect("write");
         }
     }
     assert!(writer.wait_for_acknowledgments(WAIT), "not acknowledged");
@@ -299,24 +274,14 @@ const SHALLOW_READER_QOS: &str = r#"<dds><qos_library name="shallow">
 fn samples_overwritten_in_a_shallow_reader_are_counted_as_lost() {
     watchdog("reader overwrite", Duration::from_secs(60));
     let qos = Arc::new(QosSet::from_str(SHALLOW_READER_QOS, "shallow.xml", None).expect("qos"));
-    let a = node(domain::READER_OVERWRITE, "test/a", &qos);
-    let b = node(domain::READER_OVERWRITE, "test/b", &qos);
-    let writer: Publisher<BenchSample> = a.publisher(&topics::bench_ping()).expect("pub");
-    let mut reader: Subscriber<BenchSample> = b.subscriber(&topics::bench_ping()).expect("sub");
+    let (writer, mut reader, _nodes) = link(domain::READER_OVERWRITE, &qos, &topics::bench_ping());
     let stats = reader.stats();
-    writer.wait_for_match(1, WAIT).expect("match");
-    reader.wait_for_match(1, WAIT).expect("match");
     // First samples, taken: the reader now knows where this writer's sequence stands.
     handshake(&writer, &mut reader, BenchSample::default(), WAIT);
     let lost_before = ReaderStats::get(&stats.lost);
     // The reader takes nothing while 199 more arrive: its 4-deep history overwrites.
     for seq in 1..200 {
-        writer
-            .write(BenchSample {
-                seq,
-                ..BenchSample::default()
-            })
-            .expect("write");
+        writer.write(bench(seq)).expect("write");
     }
     assert!(writer.wait_for_acknowledgments(WAIT), "not acknowledged");
     let mut seqs = Vec::new();
@@ -373,10 +338,7 @@ fn a_peer_forgotten_on_one_side_only_is_found_again_both_ways() {
     let mut seq = 0;
     wait_until("a sample at the peer again", WAIT, || {
         seq += 1;
-        let _ = to_peer.write(BenchSample {
-            seq,
-            ..BenchSample::default()
-        });
+        let _ = to_peer.write(bench(seq));
         at_peer.next_timeout(Duration::from_millis(100)).is_some()
     });
 }
@@ -392,11 +354,7 @@ fn samples_written_while_forgotten_arrive(domain: u32, reader_side_forgets: bool
     let topic = topics::agent_state("car");
     let states: Publisher<AgentState> = writer_node.publisher(&topic).expect("pub");
     let mut at_reader: Subscriber<AgentState> = reader_node.subscriber(&topic).expect("sub");
-    let state = |frame| AgentState {
-        agent_id: "car".into(),
-        frame,
-        ..AgentState::default()
-    };
+    let state = |frame| agent_state("car", frame);
     states.wait_for_match(1, WAIT).expect("match");
     handshake(&states, &mut at_reader, state(0), WAIT);
     if reader_side_forgets {

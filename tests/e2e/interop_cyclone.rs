@@ -7,7 +7,7 @@
 //! this test compares every field with `==`.
 
 use std::collections::BTreeSet;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use convoy_core::dds::{Node, Publisher, Subscriber};
 use convoy_core::messages::*;
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{Topic, TopicClass};
-use convoy_tests::{domain, repo_root, watchdog, ChildGuard};
+use convoy_tests::{cyclone_programs, domain, watchdog, ChildGuard};
 
 const QOS: &str = r#"<dds><qos_library name="interop">
   <qos_profile name="bench">
@@ -198,21 +198,13 @@ impl<M: Message + PartialEq> Check for Pair<M> {
 }
 
 fn pair<M: Message + PartialEq>(node: &Node, name: &'static str, canonical: M) -> Box<dyn Check> {
+    let topic =
+        |direction: &str| Topic::new(format!("interop/{direction}/{name}"), TopicClass::Bench);
     Box::new(Pair {
         name,
         canonical,
-        to: node
-            .publisher(&Topic::new(
-                format!("interop/to_cyclone/{name}"),
-                TopicClass::Bench,
-            ))
-            .expect("publisher"),
-        from: node
-            .subscriber(&Topic::new(
-                format!("interop/from_cyclone/{name}"),
-                TopicClass::Bench,
-            ))
-            .expect("subscriber"),
+        to: node.publisher(&topic("to_cyclone")).expect("publisher"),
+        from: node.subscriber(&topic("from_cyclone")).expect("subscriber"),
     })
 }
 
@@ -222,23 +214,13 @@ fn rust_types_and_idl_agree_with_cyclonedds() {
         "rust_types_and_idl_agree_with_cyclonedds",
         Duration::from_secs(120),
     );
-    let build_dir = convoy_tests::profile_dir().join("interop");
-    let built = Command::new("bash")
-        .arg(repo_root().join("tests/interop/build.sh"))
-        .arg(&build_dir)
-        .status()
-        .expect("run tests/interop/build.sh");
-    assert!(built.success(), "building the CycloneDDS peer failed");
-
     let peer_seconds = 60;
-    let mut peer = ChildGuard::spawn(
+    let (mut peer, lines) = ChildGuard::spawn_with_stdout(
         "cyclone_peer",
-        Command::new(build_dir.join("cyclone_peer"))
+        Command::new(cyclone_programs().join("cyclone_peer"))
             .arg(domain::INTEROP_CYCLONE.to_string())
-            .arg(peer_seconds.to_string())
-            .stdout(Stdio::piped()),
+            .arg(peer_seconds.to_string()),
     );
-    let lines = peer.stdout_lines();
 
     let qos = QosSet::from_str(QOS, "interop.xml", None).expect("test QoS");
     let node = Node::new(domain::INTEROP_CYCLONE, "interop/convoy", Arc::new(qos)).expect("node");

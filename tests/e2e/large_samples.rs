@@ -13,9 +13,10 @@
 use std::process::Command;
 use std::time::Duration;
 
+use convoy_tests::files::{scratch_dir, LaunchFile};
 use convoy_tests::{
-    convoy, domain, netns, profile_dir, repo_root, ros_python, run_with_timeout, scratch_dir,
-    take_turn, watchdog, Namespaces,
+    convoy_on, cyclone_programs, domain, netns, ros_python, run_ok, run_with_timeout, take_turn,
+    watchdog, Namespaces,
 };
 
 const PAYLOADS: &str = "image:640x480,image:1440x960,cloud:64x2048";
@@ -33,20 +34,22 @@ struct Run {
     whole: u64,
 }
 
-/// Runs `convoy [--qos Q] --domain D bench images --json ARGS` and parses its result lines.
-fn bench(domain: u32, qos: Option<&str>, args: &[&str]) -> Vec<Run> {
-    bench_with(domain, qos, args, &[])
-}
-
-/// As [`bench`], with extra environment variables for the writer (and its reader).
-fn bench_with(domain: u32, qos: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Vec<Run> {
-    let mut cmd = convoy();
+/// `convoy --domain D [--qos Q] bench images --json`, with `env` added to the environment of
+/// the writer (and its reader), for the test to add to.
+fn bench_cmd(domain: u32, qos: Option<&str>, env: &[(&str, &str)]) -> Command {
+    let mut cmd = convoy_on(domain);
     cmd.envs(env.iter().copied());
-    cmd.args(["--domain", &domain.to_string()]);
     if let Some(q) = qos {
         cmd.args(["--qos", q]);
     }
-    cmd.args(["bench", "images", "--json", "--payload", PAYLOADS]);
+    cmd.args(["bench", "images", "--json"]);
+    cmd
+}
+
+/// Runs [`bench_cmd`] with ARGS on every payload and parses its result lines.
+fn bench(domain: u32, qos: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Vec<Run> {
+    let mut cmd = bench_cmd(domain, qos, env);
+    cmd.args(["--payload", PAYLOADS]);
     cmd.args(["--count", &COUNT.to_string(), "--rate", "20"]);
     cmd.args(args);
     let (ok, out, err) = run_with_timeout(&mut cmd, Duration::from_secs(150));
@@ -100,26 +103,16 @@ fn images_and_clouds_reach_a_convoy_reader_whole() {
     watchdog("large samples to convoy", Duration::from_secs(300));
     let _turn = take_turn();
     let d = domain::LARGE_CONVOY;
-    check(&bench(d, None, &["--reader", "convoy"]), true, "convoy");
-    check(
-        &bench(d, Some(BEST_EFFORT), &["--reader", "convoy"]),
-        false,
-        "convoy",
-    );
+    let args = ["--reader", "convoy"];
+    check(&bench(d, None, &args, &[]), true, "convoy");
+    check(&bench(d, Some(BEST_EFFORT), &args, &[]), false, "convoy");
 }
 
 #[test]
 fn images_and_clouds_reach_a_cyclone_reader_whole() {
     watchdog("large samples to CycloneDDS", Duration::from_secs(300));
     let _turn = take_turn();
-    let build_dir = profile_dir().join("interop");
-    let built = Command::new("bash")
-        .arg(repo_root().join("tests/interop/build.sh"))
-        .arg(&build_dir)
-        .status()
-        .expect("run tests/interop/build.sh");
-    assert!(built.success(), "building the CycloneDDS programs failed");
-    let sink = build_dir.join("cyclone_sink");
+    let sink = cyclone_programs().join("cyclone_sink");
     let sink = sink.to_str().expect("utf-8 path");
     let d = domain::LARGE_CYCLONE;
     let args = ["--reader", "cyclone", "--cyclone-sink", sink];
@@ -127,12 +120,8 @@ fn images_and_clouds_reach_a_cyclone_reader_whole() {
     // at convoy's default pace (~500 MiB/s) it drops about half of the 1440x960 best-effort
     // images; docs/TRANSPORT.md's setting for such readers (~250 MiB/s) delivers them.
     let pace = [("CONVOY_PACING", "64KiB/250us")];
-    check(&bench_with(d, None, &args, &pace), true, "cyclone");
-    check(
-        &bench_with(d, Some(BEST_EFFORT), &args, &pace),
-        false,
-        "cyclone",
-    );
+    check(&bench(d, None, &args, &pace), true, "cyclone");
+    check(&bench(d, Some(BEST_EFFORT), &args, &pace), false, "cyclone");
 }
 
 #[test]
@@ -143,40 +132,25 @@ fn images_and_clouds_reach_a_stock_rclpy_subscriber_whole() {
     let python = python.to_str().expect("utf-8 path");
     let d = domain::LARGE_RCLPY;
     let args = ["--reader", "rclpy", "--python", python];
-    check(&bench(d, None, &args), true, "rclpy");
+    check(&bench(d, None, &args, &[]), true, "rclpy");
     // Best-effort 4 MB images at convoy's default pace (~500 MiB/s) overflow a default-buffer
     // Fast DDS reader now and then: ~5% lost on an idle machine, and a loaded one (CI) once
     // delivered 8 of 20. docs/TRANSPORT.md's setting for stock readers of multi-MB best-effort
     // samples (~250 MiB/s) delivered 19-20 of 20 in each of 22 runs (10 beside a CPU burner).
     let pace = [("CONVOY_PACING", "64KiB/250us")];
-    check(
-        &bench_with(d, Some(BEST_EFFORT), &args, &pace),
-        false,
-        "rclpy",
-    );
+    check(&bench(d, Some(BEST_EFFORT), &args, &pace), false, "rclpy");
     // Unpaced reliable publishing used to deliver nothing to a default-buffer Fast DDS
     // reader. Flat out now, KEEP_ALL delivers every sample (the writer queues and paces them)
     // and KEEP_LAST degrades to the newest ones (older unacknowledged samples are replaced,
     // as KEEP_LAST allows) instead of stalling.
     let flat_out = |qos: &str| -> serde_json::Value {
-        let mut cmd = convoy();
-        cmd.args([
-            "--domain",
-            &d.to_string(),
-            "--qos",
-            qos,
-            "bench",
-            "images",
-            "--json",
-        ]);
+        let mut cmd = bench_cmd(d, Some(qos), &[]);
         cmd.args(["--payload", "image:640x480", "--rate", "0", "--count", "60"]);
-        cmd.args(args);
-        let (ok, out, err) = run_with_timeout(&mut cmd, Duration::from_secs(120));
-        assert!(ok, "flat-out bench with {qos} failed:\n{out}\n{err}");
+        let out = run_ok(cmd.args(args), Duration::from_secs(120));
         let line = out
             .lines()
             .find(|l| l.starts_with('{'))
-            .unwrap_or_else(|| panic!("no result:\n{out}\n{err}"));
+            .unwrap_or_else(|| panic!("no result:\n{out}"));
         serde_json::from_str(line).expect("JSON")
     };
     let keep_all = flat_out("qos/experiments.xml::reliable_keep_all");
@@ -196,28 +170,14 @@ fn reliable_images_complete_over_a_lossy_namespace_link() {
     let _turn = take_turn();
     let dir = scratch_dir("large_lossy");
     let d = domain::LARGE_LOSSY;
-    let file = dir.join("lossy.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "[run]\ndomain = {d}\nscenario = \"{}\"\n\n\
-             [hosts.p]\naddress = \"netns:cvt_lp\"\nlink = {{ loss_pct = 5.0 }}\n\n\
-             [hosts.q]\naddress = \"netns:cvt_lq\"\n\n\
-             [[nodes]]\nkind = \"coordinator\"\nhost = \"p\"\n\n\
-             [[nodes]]\nkind = \"agent\"\nhost = \"q\"\n",
-            repo_root().join("launch/scenarios/two_cars.toml").display()
-        ),
-    )
-    .expect("launch file");
-    netns("up", &file);
-    let _cleanup = Namespaces(file.clone());
+    let lossy = ["link = { loss_pct = 5.0 }"];
+    let file = LaunchFile::two_netns_hosts(d, ("cvt_lp", &lossy), ("cvt_lq", &[]))
+        .write(&dir, "lossy.toml");
+    let _cleanup = Namespaces::up(&file);
     let file_arg = file.to_str().expect("utf-8 path");
     // Every sample crosses the lossy link as hundreds of 1452-byte datagrams, so hardly one
     // arrives without a lost datagram: completing them all is NACK_FRAG repair at work.
-    check(
-        &bench(d, None, &["--netns-hosts", file_arg]),
-        true,
-        "convoy over 5% loss",
-    );
+    let args = ["--netns-hosts", file_arg];
+    check(&bench(d, None, &args, &[]), true, "convoy over 5% loss");
     netns("down", &file);
 }

@@ -2,76 +2,63 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
+use convoy_tests::files::{
+    lane_agents, read_csv, read_state_log, scratch_dir, shipped_scenario, write_file, LaunchFile,
+    LATENCY_CSV,
+};
 use convoy_tests::{
-    convoy, domain, find_node_process, netns, processes_on_domain, repo_root, run_with_timeout,
-    scratch_dir, wait_for_line, wait_until, watchdog, workspace_bin, ChildGuard, Namespaces,
+    convoy, convoy_on, domain, find_node_process, netns, repo_root, run_ok, run_with_timeout,
+    sigkill, topic_list_until, wait_for_line, wait_nodes_gone, wait_until, watchdog, workspace_bin,
+    ChildGuard, Namespaces,
 };
 
-const FOUR_CARS: &str = r#"
-[scenario]
-name = "four_cars"
-dt = 0.01
-lease = 1.5
-
-[[agents]]
-id = "a1"
-start = { x = 0.0, y = 0.0 }
-controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 0.0], [400.0, 0.0]] }
-
-[[agents]]
-id = "a2"
-start = { x = 0.0, y = 10.0 }
-controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 10.0], [400.0, 10.0]] }
-
-[[agents]]
-id = "b1"
-start = { x = 0.0, y = 20.0 }
-controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 20.0], [400.0, 20.0]] }
-
-[[agents]]
-id = "b2"
-start = { x = 0.0, y = 30.0 }
-controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 30.0], [400.0, 30.0]] }
-"#;
-
+/// A four-car scenario and its launch file over three namespace hosts: the coordinator, a1 and
+/// a2 on host a, b1 and b2 on host b, nothing on host c.
 fn three_hosts(dir: &Path) -> PathBuf {
-    std::fs::write(dir.join("four_cars.toml"), FOUR_CARS).expect("scenario");
-    let launch = format!(
-        r#"
-[run]
-domain = {}
-scenario = "four_cars.toml"
+    let cars = lane_agents(&["a1", "a2", "b1", "b2"]);
+    let scenario = format!("[scenario]\nname = \"four_cars\"\ndt = 0.01\nlease = 1.5\n{cars}");
+    write_file(dir, "four_cars.toml", &scenario);
+    LaunchFile::new(domain::LAUNCH_NETNS, Path::new("four_cars.toml"))
+        .host("a", "netns:cvt_a", &[])
+        .host("b", "netns:cvt_b", &[])
+        .host("c", "netns:cvt_c", &[])
+        .node("coordinator", "a", &[])
+        .node("agent", "a", &["a1", "a2"])
+        .node("agent", "b", &["b1", "b2"])
+        .write(dir, "three_hosts.toml")
+}
 
-[hosts.a]
-address = "netns:cvt_a"
+/// `convoy launch FILE` of a run that goes on until it is stopped, logging at `log`; its
+/// stdout's lines.
+fn launch_until_stopped(file: &Path, log: &str) -> (ChildGuard, Receiver<String>) {
+    ChildGuard::spawn_with_stdout(
+        "convoy launch",
+        convoy()
+            .arg("launch")
+            .arg(file)
+            .args(["--frames", "1000000"])
+            .env("RUST_LOG", log),
+    )
+}
 
-[hosts.b]
-address = "netns:cvt_b"
+/// Whether `line` is a progress line of the lockstep with `agents` agents in the run.
+fn progress(line: &str, agents: usize) -> bool {
+    line.contains("] frame ") && line.contains(&format!("agents {agents}"))
+}
 
-[hosts.c]
-address = "netns:cvt_c"
-
-[[nodes]]
-kind = "coordinator"
-host = "a"
-
-[[nodes]]
-kind = "agent"
-host = "a"
-agents = ["a1", "a2"]
-
-[[nodes]]
-kind = "agent"
-host = "b"
-agents = ["b1", "b2"]
-"#,
-        domain::LAUNCH_NETNS
-    );
-    let path = dir.join("three_hosts.toml");
-    std::fs::write(&path, launch).expect("launch file");
-    path
+/// `convoy --domain N` inside network namespace `ns`, with no domain, QoS or peers taken from
+/// the environment.
+fn convoy_in(ns: &str, domain: u32) -> Command {
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns]).arg(workspace_bin("convoy"));
+    cmd.args(["--domain", &domain.to_string()]);
+    for var in ["CONVOY_DOMAIN", "CONVOY_QOS", "CONVOY_PEERS"] {
+        cmd.env_remove(var);
+    }
+    cmd
 }
 
 fn namespaces() -> Vec<String> {
@@ -92,72 +79,42 @@ fn a_graph_over_three_namespace_hosts_runs_loses_an_agent_and_cleans_up() {
     let file = three_hosts(&dir);
     let d = domain::LAUNCH_NETNS;
 
-    let (ok, out, err) = run_with_timeout(
-        convoy().args(["launch"]).arg(&file).arg("--check"),
+    let out = run_ok(
+        convoy().arg("launch").arg(&file).arg("--check"),
         Duration::from_secs(30),
     );
-    assert!(ok, "{out}{err}");
     assert!(
         out.contains("agent/b2") && out.contains("on b (netns:cvt_b)"),
         "{out}"
     );
 
-    netns("up", &file);
-    let _cleanup = Namespaces(file.clone());
+    let _cleanup = Namespaces::up(&file);
     assert_eq!(namespaces().len(), 3);
 
-    let mut launch = ChildGuard::spawn(
-        "convoy launch",
-        convoy()
-            .args(["launch"])
-            .arg(&file)
-            .args(["--frames", "1000000"])
-            .env("RUST_LOG", "info,rustdds=off")
-            .stdout(Stdio::piped()),
-    );
-    let lines = launch.stdout_lines();
+    let (mut launch, lines) = launch_until_stopped(&file, "info,rustdds=off");
     let limit = Duration::from_secs(60);
     // Remote states arrive: a1 (host a) mirrors b1 and b2 (host b) as zombies, and the
     // lockstep runs, which needs every agent's state every frame across the bridge.
     wait_for_line(&lines, limit, "a1's zombies from both hosts", |l| {
         l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1", "b2"]"#)
     });
-    wait_for_line(&lines, limit, "lockstep progress", |l| {
-        l.contains("] frame ") && l.contains("agents 4")
-    });
+    wait_for_line(&lines, limit, "lockstep progress", |l| progress(l, 4));
 
     // Kill the remote agent b2 outright.
-    let pid = find_node_process(d, "convoy-agent", "--id", "b2").expect("b2's process");
-    // SAFETY: kill(2) with SIGKILL on a process of this test's own graph.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-    }
+    sigkill(find_node_process(d, "convoy-agent", "--id", "b2").expect("b2's process"));
     // Three things follow, in whatever order the nodes' outputs interleave: the coordinator
     // drops b2, a1 drops b2's zombie, and the lockstep goes on with three agents.
-    let mut left = false;
-    let mut zombie_gone = false;
-    let mut three = false;
-    let mut seen = Vec::new();
-    let until = std::time::Instant::now() + limit;
-    while !(left && zombie_gone && three) {
-        let wait = until.saturating_duration_since(std::time::Instant::now());
-        let Ok(l) = lines.recv_timeout(wait) else {
-            panic!(
-                "after killing b2: left {left}, zombie gone {zombie_gone}, 3 agents {three}; lines:\n{}",
-                seen.join("\n")
-            );
-        };
+    let (mut left, mut zombie_gone, mut three) = (false, false, false);
+    let after_b2 = "b2 leaving, its zombie gone and the lockstep going on with 3 agents";
+    wait_for_line(&lines, limit, after_b2, |l| {
         left |= l.contains("agent b2 left the run");
         zombie_gone |= l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1"]"#);
-        three |= left && l.contains("] frame ") && l.contains("agents 3");
-        seen.push(l);
-    }
-
-    let status = launch.terminate(Duration::from_secs(15));
-    assert!(status.is_some(), "convoy launch did not stop on SIGTERM");
-    wait_until("no node left", Duration::from_secs(10), || {
-        processes_on_domain(d).is_empty()
+        three |= left && progress(l, 3);
+        left && zombie_gone && three
     });
+
+    launch.stop(Duration::from_secs(15));
+    wait_nodes_gone(d, Duration::from_secs(10));
     netns("down", &file);
     assert!(
         namespaces().is_empty(),
@@ -192,9 +149,7 @@ fn shipped_three_hosts(dir: &Path) -> PathBuf {
         );
     assert!(text.contains("netns:cvf_c") && text.contains("kind = \"sensor\""));
     assert!(text.contains("netns:cvf_d") && text.contains("kind = \"bridge\""));
-    let path = dir.join("three_hosts.toml");
-    std::fs::write(&path, text).expect("launch file");
-    path
+    write_file(dir, "three_hosts.toml", &text)
 }
 
 /// A sample's header frame, from `convoy topic echo --json`.
@@ -209,19 +164,9 @@ fn a_dead_client_sensor_nodes_sensors_move_to_the_main_and_resume() {
     let dir = scratch_dir("sensor_failover");
     let file = shipped_three_hosts(&dir);
     let d = domain::SENSOR_FAILOVER;
-    netns("up", &file);
-    let _cleanup = Namespaces(file.clone());
+    let _cleanup = Namespaces::up(&file);
 
-    let mut launch = ChildGuard::spawn(
-        "convoy launch",
-        convoy()
-            .args(["launch"])
-            .arg(&file)
-            .args(["--frames", "1000000"])
-            .env("RUST_LOG", "warn,rustdds=off")
-            .stdout(Stdio::piped()),
-    );
-    let lines = launch.stdout_lines();
+    let (mut launch, lines) = launch_until_stopped(&file, "warn,rustdds=off");
     let limit = Duration::from_secs(90);
     // The client on host c takes both client_only radars; the main the rest.
     for sensor in ["car_00/front_radar", "car_08/rear_radar"] {
@@ -229,31 +174,21 @@ fn a_dead_client_sensor_nodes_sensors_move_to_the_main_and_resume() {
             l.contains(&format!("sensor {sensor} -> c ")) && l.contains("epoch 1")
         });
     }
-    wait_for_line(&lines, limit, "lockstep progress", |l| {
-        l.contains("] frame ") && l.contains("agents 16")
-    });
+    wait_for_line(&lines, limit, "lockstep progress", |l| progress(l, 16));
     // A subscriber on host a, in another process: the rear radar's samples.
-    let mut echo = ChildGuard::spawn(
+    let (mut echo, samples) = ChildGuard::spawn_with_stdout(
         "topic echo",
-        Command::new("ip")
-            .args(["netns", "exec", "cvf_a"])
-            .arg(workspace_bin("convoy"))
-            .args(["--domain", &d.to_string(), "topic", "echo", "--json"])
-            .arg("convoy/sensor/car_08/rear_radar")
-            .stdout(Stdio::piped()),
+        convoy_in("cvf_a", d)
+            .args(["topic", "echo", "--json"])
+            .arg("convoy/sensor/car_08/rear_radar"),
     );
-    let samples = echo.stdout_lines();
     let first = wait_for_line(&samples, limit, "a rear radar sample from c", |l| {
         header_frame(l).is_some()
     });
     let before = header_frame(&first).unwrap_or(0);
 
     // Kill the client sensor node outright.
-    let pid = find_node_process(d, "convoy-sensor", "--name", "c").expect("sensor node c");
-    // SAFETY: kill(2) with SIGKILL on a process of this test's own graph.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-    }
+    sigkill(find_node_process(d, "convoy-sensor", "--name", "c").expect("sensor node c"));
     let killed = std::time::Instant::now();
     wait_for_line(&lines, limit, "the coordinator dropping c", |l| {
         l.contains("sensor node c left at frame")
@@ -273,7 +208,7 @@ fn a_dead_client_sensor_nodes_sensors_move_to_the_main_and_resume() {
     });
     assert!(resumed.contains("gap of "), "{resumed}");
     wait_for_line(&lines, limit, "progress after the failover", |l| {
-        l.contains("] frame ") && l.contains("agents 16")
+        progress(l, 16)
     });
     // The topic resumes: samples from frames after the kill reach the subscriber.
     let resumed_frame: u64 = resumed
@@ -289,52 +224,31 @@ fn a_dead_client_sensor_nodes_sensors_move_to_the_main_and_resume() {
     println!("reassigned {reassigned:?} after the kill; {resumed}");
 
     echo.terminate(Duration::from_secs(5));
-    let status = launch.terminate(Duration::from_secs(15));
-    assert!(status.is_some(), "convoy launch did not stop on SIGTERM");
-    wait_until("no node left", Duration::from_secs(10), || {
-        processes_on_domain(d).is_empty()
-    });
+    launch.stop(Duration::from_secs(15));
+    wait_nodes_gone(d, Duration::from_secs(10));
 }
 
 /// The reliability the agent state writers announce, read back through discovery.
 fn announced_reliability(domain: u32) -> String {
-    let mut last = String::new();
-    for _ in 0..15 {
-        let (ok, out, err) = run_with_timeout(
-            convoy().args([
-                "--domain",
-                &domain.to_string(),
-                "topic",
-                "list",
-                "--verbose",
-                "--wait",
-                "1",
-            ]),
-            Duration::from_secs(60),
-        );
-        assert!(ok, "{err}");
+    let what = "convoy/agent/ego/state with a writer";
+    topic_list_until(domain, "1", 15, what, |out| {
         // The block of the topic, up to the next topic line.
-        if let Some(start) = out.find("convoy/agent/ego/state  [") {
-            let block: String = out[start..]
-                .lines()
-                .skip(1)
-                .take_while(|l| l.starts_with(' '))
-                .collect::<Vec<_>>()
-                .join("\n");
-            if block.contains("writer") {
-                return block;
-            }
-        }
-        last = out;
-    }
-    panic!("convoy/agent/ego/state never listed with a writer:\n{last}");
+        let start = out.find("convoy/agent/ego/state  [")?;
+        let block: Vec<&str> = out[start..]
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with(' '))
+            .collect();
+        let block = block.join("\n");
+        block.contains("writer").then_some(block)
+    })
 }
 
 #[test]
 fn the_same_launch_file_runs_with_swapped_qos() {
     watchdog("qos swap", Duration::from_secs(300));
     let dir = scratch_dir("qos_swap");
-    let scenario = repo_root().join("launch/scenarios/two_cars.toml");
+    let scenario = shipped_scenario("two_cars.toml");
     for (d, qos, expected, other) in [
         (
             domain::LAUNCH_QOS_DEFAULT,
@@ -349,22 +263,16 @@ fn the_same_launch_file_runs_with_swapped_qos() {
             "RELIABLE",
         ),
     ] {
-        let file = dir.join(format!("local_{d}.toml"));
-        std::fs::write(
-            &file,
-            format!(
-                "[run]\ndomain = {d}\nscenario = \"{}\"\n\n[[nodes]]\nkind = \"coordinator\"\nhost = \"local\"\n\n[[nodes]]\nkind = \"agent\"\nhost = \"local\"\n",
-                scenario.display()
-            ),
-        )
-        .expect("launch file");
+        let file = LaunchFile::new(d, &scenario)
+            .node("coordinator", "local", &[])
+            .node("agent", "local", &[])
+            .write(&dir, &format!("local_{d}.toml"));
         let mut cmd = convoy();
         cmd.arg("launch").arg(&file).args(["--duration", "100000"]);
         if let Some(q) = qos {
             cmd.args(["--with-qos", q]);
         }
-        let mut launch = ChildGuard::spawn("convoy launch", cmd.stdout(Stdio::piped()));
-        let lines = launch.stdout_lines();
+        let (mut launch, lines) = ChildGuard::spawn_with_stdout("convoy launch", &mut cmd);
         wait_for_line(&lines, Duration::from_secs(60), "the run", |l| {
             l.contains("] frame ")
         });
@@ -372,9 +280,7 @@ fn the_same_launch_file_runs_with_swapped_qos() {
         assert!(block.contains(expected), "QoS {qos:?}: {block}");
         assert!(!block.contains(other), "QoS {qos:?}: {block}");
         launch.terminate(Duration::from_secs(15));
-        wait_until("no node left", Duration::from_secs(10), || {
-            processes_on_domain(d).is_empty()
-        });
+        wait_nodes_gone(d, Duration::from_secs(10));
     }
 }
 
@@ -406,10 +312,10 @@ fn start_sshd(dir: &Path, port: u16) -> Sshd {
         dir.join("authorized_keys"),
     )
     .expect("keys");
-    let config = dir.join("sshd_config");
-    std::fs::write(
-        &config,
-        format!(
+    let config = write_file(
+        dir,
+        "sshd_config",
+        &format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\n\
              PidFile {}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n\
              StrictModes no\nUsePAM no\n",
@@ -417,8 +323,7 @@ fn start_sshd(dir: &Path, port: u16) -> Sshd {
             dir.join("authorized_keys").display(),
             dir.join("sshd.pid").display()
         ),
-    )
-    .expect("sshd_config");
+    );
     // sshd's privilege separation wants this directory.
     let _ = std::fs::create_dir_all("/run/sshd");
     let daemon = ChildGuard::spawn(
@@ -448,21 +353,14 @@ fn nodes_run_on_an_ssh_host() {
     let dir = scratch_dir("ssh");
     let d = domain::LAUNCH_SSH;
     let sshd = start_sshd(&dir, 22_000 + d as u16);
-    let scenario = repo_root().join("launch/scenarios/two_cars.toml");
-    let file = dir.join("ssh.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "[run]\ndomain = {d}\nscenario = \"{}\"\n\n[hosts.remote]\naddress = \"ssh://root@127.0.0.1\"\n\n\
-             [[nodes]]\nkind = \"coordinator\"\nhost = \"local\"\n\n\
-             [[nodes]]\nkind = \"agent\"\nhost = \"remote\"\nagents = [\"ego\"]\n\n\
-             [[nodes]]\nkind = \"agent\"\nhost = \"local\"\n",
-            scenario.display()
-        ),
-    )
-    .expect("launch file");
+    let file = LaunchFile::new(d, &shipped_scenario("two_cars.toml"))
+        .host("remote", "ssh://root@127.0.0.1", &[])
+        .node("coordinator", "local", &[])
+        .node("agent", "remote", &["ego"])
+        .node("agent", "local", &[])
+        .write(&dir, "ssh.toml");
     let log = dir.join("states.jsonl");
-    let (ok, out, err) = run_with_timeout(
+    let out = run_ok(
         convoy()
             .arg("launch")
             .arg(&file)
@@ -471,20 +369,17 @@ fn nodes_run_on_an_ssh_host() {
             .env("CONVOY_SSH_OPTS", &sshd.options),
         Duration::from_secs(120),
     );
-    assert!(ok, "launch over ssh failed:\n{out}\n{err}");
     assert!(
         out.contains("agent/ego        on remote (ssh://root@127.0.0.1)"),
         "{out}"
     );
     assert!(out.contains("done: 300 frames"), "{out}");
-    let states = convoy_tests::read_state_log(&log);
+    let states = read_state_log(&log);
     assert!(
         states.contains_key(&(300, "ego".to_string())),
         "no state of the ssh agent"
     );
-    wait_until("no node left", Duration::from_secs(15), || {
-        processes_on_domain(d).is_empty()
-    });
+    wait_nodes_gone(d, Duration::from_secs(15));
 }
 
 #[test]
@@ -492,46 +387,26 @@ fn bench_latency_runs_between_two_namespace_hosts_over_a_lossy_link() {
     watchdog("netns bench", Duration::from_secs(300));
     let dir = scratch_dir("netns_bench");
     let d = domain::LAUNCH_NETNS_BENCH;
-    let file = dir.join("lossy.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "[run]\ndomain = {d}\nscenario = \"{}\"\n\n\
-             [hosts.p]\naddress = \"netns:cvt_px\"\nlink = {{ loss_pct = 2.0 }}\n\n\
-             [hosts.q]\naddress = \"netns:cvt_py\"\n\n\
-             [[nodes]]\nkind = \"coordinator\"\nhost = \"p\"\n\n\
-             [[nodes]]\nkind = \"agent\"\nhost = \"q\"\n",
-            repo_root().join("launch/scenarios/two_cars.toml").display()
-        ),
-    )
-    .expect("launch file");
-    netns("up", &file);
-    let _cleanup = Namespaces(file.clone());
+    let lossy = ["link = { loss_pct = 2.0 }"];
+    let file = LaunchFile::two_netns_hosts(d, ("cvt_px", &lossy), ("cvt_py", &[]))
+        .write(&dir, "lossy.toml");
+    let _cleanup = Namespaces::up(&file);
     let csv = dir.join("latency.csv");
     let _ = std::fs::remove_file(&csv);
-    let (ok, out, err) = run_with_timeout(
-        convoy()
+    let out = run_ok(
+        convoy_on(d)
             .args(["bench", "latency", "--netns-hosts"])
             .arg(&file)
-            .args([
-                "--domain",
-                &d.to_string(),
-                "--sizes",
-                "64",
-                "--duration",
-                "1",
-                "--out",
-            ])
+            .args(["--sizes", "64", "--duration", "1", "--out"])
             .arg(&csv),
         Duration::from_secs(120),
     );
-    assert!(ok, "{out}\n{err}");
     assert!(
         out.contains("ping on host p (netns cvt_px), pong on host q (netns cvt_py)"),
         "{out}"
     );
-    let text = std::fs::read_to_string(&csv).expect("csv");
-    let row: Vec<&str> = text.lines().nth(1).expect("a row").split(',').collect();
+    let (text, rows) = read_csv(&csv, LATENCY_CSV);
+    let row = rows.first().expect("a row");
     assert!(row[2].parse::<u64>().expect("round trips") > 0, "{text}");
     // Reliable over a 2% lossy link: repaired, never lost.
     assert_eq!(row[8], "0", "{text}");
@@ -540,59 +415,30 @@ fn bench_latency_runs_between_two_namespace_hosts_over_a_lossy_link() {
 
 /// Drops every multicast datagram a namespace sends: a network without multicast.
 fn block_multicast(ns: &str) {
-    for args in [
-        vec!["add", "table", "ip", "convoy_nomc"],
-        vec![
-            "add",
-            "chain",
-            "ip",
-            "convoy_nomc",
-            "out",
-            "{ type filter hook output priority 0 ; }",
-        ],
-        vec![
-            "add",
-            "rule",
-            "ip",
-            "convoy_nomc",
-            "out",
-            "ip",
-            "daddr",
-            "224.0.0.0/4",
-            "drop",
-        ],
+    for rule in [
+        "add table ip convoy_nomc",
+        "add chain ip convoy_nomc out { type filter hook output priority 0 ; }",
+        "add rule ip convoy_nomc out ip daddr 224.0.0.0/4 drop",
     ] {
         let status = Command::new("ip")
-            .args(["netns", "exec", ns, "nft"])
-            .args(&args)
+            .args(["netns", "exec", ns, "nft", rule])
             .status()
             .expect("nft (Debian nftables)");
-        assert!(status.success(), "nft {args:?} in {ns} failed");
+        assert!(status.success(), "nft {rule} in {ns} failed");
     }
 }
 
 /// One latency bench between the two hosts: pong on q, ping on p, each with `peers` as
 /// CONVOY_PEERS (None: unset). Returns whether the ping side succeeded, and its output.
 fn ping_pong_without_multicast(peers: Option<(&str, &str)>) -> (bool, String) {
-    let d = domain::NO_MULTICAST.to_string();
-    let bin = workspace_bin("convoy");
-    let mut pong_cmd = Command::new("ip");
+    let mut pong_cmd = convoy_in("cvu_q", domain::NO_MULTICAST);
     pong_cmd
-        .args(["netns", "exec", "cvu_q"])
-        .arg(&bin)
-        .args(["--domain", &d, "bench", "latency", "--role", "pong"])
+        .args(["bench", "latency", "--role", "pong"])
         .stdout(Stdio::null());
-    let mut ping_cmd = Command::new("ip");
+    let mut ping_cmd = convoy_in("cvu_p", domain::NO_MULTICAST);
     ping_cmd
-        .args(["netns", "exec", "cvu_p"])
-        .arg(&bin)
-        .args([
-            "--domain", &d, "bench", "latency", "--role", "ping", "--sizes", "64,65536",
-        ])
+        .args(["bench", "latency", "--role", "ping", "--sizes", "64,65536"])
         .args(["--duration", "0.5", "--match-timeout", "6"]);
-    for cmd in [&mut pong_cmd, &mut ping_cmd] {
-        cmd.env_remove("CONVOY_PEERS").env_remove("CONVOY_DOMAIN");
-    }
     if let Some((pong_peer, ping_peer)) = peers {
         pong_cmd.env("CONVOY_PEERS", pong_peer);
         ping_cmd.env("CONVOY_PEERS", ping_peer);
@@ -606,21 +452,10 @@ fn ping_pong_without_multicast(peers: Option<(&str, &str)>) -> (bool, String) {
 fn static_discovery_peers_work_on_a_network_without_multicast() {
     watchdog("no multicast", Duration::from_secs(200));
     let dir = scratch_dir("no_multicast");
-    let file = dir.join("two_hosts.toml");
-    let scenario = repo_root().join("launch/scenarios/two_cars.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "[run]\ndomain = {}\nscenario = \"{}\"\n\n[hosts.p]\naddress = \"netns:cvu_p\"\nip = \"10.77.251.1/24\"\n\n\
-             [hosts.q]\naddress = \"netns:cvu_q\"\nip = \"10.77.251.2/24\"\n\n\
-             [[nodes]]\nkind = \"coordinator\"\nhost = \"p\"\n\n[[nodes]]\nkind = \"agent\"\nhost = \"q\"\n",
-            domain::NO_MULTICAST,
-            scenario.display()
-        ),
-    )
-    .expect("launch file");
-    netns("up", &file);
-    let _cleanup = Namespaces(file.clone());
+    let (p, q) = (["ip = \"10.77.251.1/24\""], ["ip = \"10.77.251.2/24\""]);
+    let file = LaunchFile::two_netns_hosts(domain::NO_MULTICAST, ("cvu_p", &p), ("cvu_q", &q))
+        .write(&dir, "two_hosts.toml");
+    let _cleanup = Namespaces::up(&file);
     block_multicast("cvu_p");
     block_multicast("cvu_q");
 

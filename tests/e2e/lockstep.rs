@@ -4,21 +4,19 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
+use convoy_tests::files::{assert_same_states, fresh_file, lane_agents, read_state_log};
 use convoy_tests::{
-    convoy, domain, processes_on_domain, read_state_log, run_with_timeout, wait_for_line,
-    wait_until, watchdog, workspace_bin, ChildGuard,
+    convoy_on, convoy_run, domain, lines_until, run_with_timeout, wait_for_line, wait_nodes_gone,
+    watchdog, workspace_bin, ChildGuard,
 };
 
 const RUN_LIMIT: Duration = Duration::from_secs(240);
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = convoy_tests::profile_dir().join("test-lockstep");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
+    fresh_file("test-lockstep", name)
 }
 
 /// `convoy run` to completion within RUN_LIMIT; returns its output.
@@ -54,18 +52,8 @@ fn lockstep_runs_are_bit_identical_and_peer_equals_relay() {
         .zip(a.iter().filter(|((f, _), _)| *f == 0))
         .all(|((_, end), (_, start))| end["position"] != start["position"]);
     assert!(moved, "cars did not move");
-    for (name, other) in [("second peer run", &b), ("relay run", &r)] {
-        assert_eq!(a.len(), other.len(), "{name}: different number of states");
-        for (key, state) in &a {
-            assert_eq!(
-                Some(state),
-                other.get(key),
-                "{name} differs at frame {} agent {}",
-                key.0,
-                key.1
-            );
-        }
-    }
+    assert_same_states(&a, &b, "second peer run");
+    assert_same_states(&a, &r, "relay run");
 }
 
 #[test]
@@ -84,28 +72,16 @@ fn async_mode_runs_at_wall_clock_pace() {
     assert!(states.len() > 20, "only {} states", states.len());
 }
 
-const THREE_CARS: &str = r#"
-[scenario]
-name = "three_cars"
-dt = 0.01
-barrier_timeout = 0.5
-lease = 2.0
-
-[[agents]]
-id = "a"
-start = { x = 0.0, y = 0.0 }
-controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 0.0], [400.0, 0.0]] }
-
-[[agents]]
-id = "b"
-start = { x = 0.0, y = 10.0 }
-controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 10.0], [400.0, 10.0]] }
-
-[[agents]]
-id = "c"
-start = { x = 0.0, y = 20.0 }
-controller = { kind = "waypoints", speed = 5.0, path = [[0.0, 20.0], [400.0, 20.0]] }
-"#;
+/// Three cars on three lanes, a short barrier timeout and lease, as `name` in the scratch
+/// directory.
+fn three_cars(name: &str) -> PathBuf {
+    let path = scratch(name);
+    let header =
+        "[scenario]\nname = \"three_cars\"\ndt = 0.01\nbarrier_timeout = 0.5\nlease = 2.0\n";
+    let scenario = format!("{header}{}", lane_agents(&["a", "b", "c"]));
+    std::fs::write(&path, scenario).expect("write scenario");
+    path
+}
 
 fn node_cmd(bin: &str, scenario: &Path, domain: u32) -> Command {
     let mut cmd = Command::new(workspace_bin(bin));
@@ -117,61 +93,31 @@ fn node_cmd(bin: &str, scenario: &Path, domain: u32) -> Command {
     cmd
 }
 
-/// Lines of a node's stdout and stderr together.
-fn all_lines(guard: &mut ChildGuard) -> std::sync::mpsc::Receiver<String> {
-    let rx = guard.stdout_lines();
-    let err = guard.child.stderr.take().expect("piped stderr");
-    let (tx, merged) = std::sync::mpsc::channel();
-    let tx2 = tx.clone();
-    std::thread::spawn(move || {
-        for line in rx {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
-            if tx2.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    merged
+/// The coordinator of a run of `scenario` that goes on until stopped; every line it prints.
+fn start_coordinator(scenario: &Path, d: u32) -> (ChildGuard, Receiver<String>) {
+    let mut cmd = node_cmd("convoy-coordinator", scenario, d);
+    let mut coordinator = ChildGuard::spawn("coordinator", cmd.args(["--frames", "100000"]));
+    let lines = coordinator.all_lines();
+    (coordinator, lines)
+}
+
+/// Agent `id` of `scenario`, with further options `args`.
+fn start_agent(scenario: &Path, d: u32, id: &str, args: &[&str]) -> ChildGuard {
+    let mut cmd = node_cmd("convoy-agent", scenario, d);
+    ChildGuard::spawn(&format!("agent {id}"), cmd.args(["--id", id]).args(args))
 }
 
 #[test]
 fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
     watchdog("stall and death", Duration::from_secs(300));
-    let scenario = scratch("three_cars.toml");
-    std::fs::write(&scenario, THREE_CARS).expect("write scenario");
+    let scenario = three_cars("three_cars.toml");
     let d = domain::LOCKSTEP_STALL;
-    let mut coordinator = ChildGuard::spawn(
-        "coordinator",
-        node_cmd("convoy-coordinator", &scenario, d).args(["--frames", "100000"]),
-    );
-    let coord_lines = all_lines(&mut coordinator);
-    let mut a = ChildGuard::spawn(
-        "agent a",
-        node_cmd("convoy-agent", &scenario, d).args(["--id", "a"]),
-    );
-    let a_lines = all_lines(&mut a);
-    let _b = ChildGuard::spawn(
-        "agent b",
-        node_cmd("convoy-agent", &scenario, d).args([
-            "--id",
-            "b",
-            "--stall-at-frame",
-            "50",
-            "--stall-seconds",
-            "1.2",
-        ]),
-    );
-    let mut c = ChildGuard::spawn(
-        "agent c",
-        node_cmd("convoy-agent", &scenario, d).args(["--id", "c"]),
-    );
+    let (coordinator, coord_lines) = start_coordinator(&scenario, d);
+    let mut a = start_agent(&scenario, d, "a", &[]);
+    let a_lines = a.all_lines();
+    let stall = ["--stall-at-frame", "50", "--stall-seconds", "1.2"];
+    let b = start_agent(&scenario, d, "b", &stall);
+    let mut c = start_agent(&scenario, d, "c", &[]);
 
     let limit = Duration::from_secs(60);
     wait_for_line(&coord_lines, limit, "the stall report", |l| {
@@ -182,8 +128,7 @@ fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
     });
 
     // Kill c outright: no goodbye, its status just stops.
-    let _ = c.child.kill();
-    let _ = c.child.wait();
+    c.kill_now();
     wait_for_line(&coord_lines, limit, "c leaving", |l| {
         l.contains("agent c left the run")
     });
@@ -192,20 +137,14 @@ fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
     });
     // The run goes on without c.
     let mut frames_after = 0;
-    wait_until("frames after c left", limit, || {
-        while let Ok(l) = coord_lines.try_recv() {
-            if l.starts_with("frame ") {
-                frames_after += 1;
-            }
-        }
+    wait_for_line(&coord_lines, limit, "frames after c left", |l| {
+        frames_after += usize::from(l.starts_with("frame "));
         frames_after >= 2
     });
     drop(coordinator);
     drop(a);
-    drop(_b);
-    wait_until("no node left", Duration::from_secs(10), || {
-        processes_on_domain(d).is_empty()
-    });
+    drop(b);
+    wait_nodes_gone(d, Duration::from_secs(10));
 }
 
 /// A state lost for good (agent b's test hook skips writing its frame-20 state) stalls the
@@ -215,8 +154,7 @@ fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
 #[test]
 fn a_state_lost_for_good_is_asked_for_again_and_the_run_repeats() {
     watchdog("lost state", Duration::from_secs(300));
-    let scenario = scratch("three_cars_lost.toml");
-    std::fs::write(&scenario, THREE_CARS).expect("write scenario");
+    let scenario = three_cars("three_cars_lost.toml");
     let scenario_arg = scenario.to_string_lossy().to_string();
     for (exchange, d, stalled) in [
         ("peer", domain::LOCKSTEP_LOST_PEER, 21),
@@ -259,16 +197,13 @@ fn a_state_lost_for_good_is_asked_for_again_and_the_run_repeats() {
             "{exchange}: no tick sent again for frame {stalled}:\n{out}"
         );
         let quiet = read_state_log(&quiet);
-        let lossy = read_state_log(&lossy);
         assert_eq!(
             quiet.len(),
             3 * 41,
             "{exchange}: states missing from the quiet run"
         );
-        assert_eq!(
-            quiet, lossy,
-            "{exchange}: the run that lost a state differs"
-        );
+        let lost = format!("{exchange}: the run that lost a state");
+        assert_same_states(&quiet, &read_state_log(&lossy), &lost);
     }
 }
 
@@ -288,22 +223,12 @@ fn progress_frame(line: &str) -> Option<u64> {
 #[test]
 fn a_coordinator_stopped_past_the_lease_goes_on_with_every_agent() {
     watchdog("coordinator stopped", Duration::from_secs(300));
-    let scenario = scratch("three_cars_stopped.toml");
-    std::fs::write(&scenario, THREE_CARS).expect("write scenario");
+    let scenario = three_cars("three_cars_stopped.toml");
     let d = domain::LOCKSTEP_COORDINATOR_STOPPED;
-    let mut coordinator = ChildGuard::spawn(
-        "coordinator",
-        node_cmd("convoy-coordinator", &scenario, d).args(["--frames", "100000"]),
-    );
-    let coord_lines = all_lines(&mut coordinator);
+    let (coordinator, coord_lines) = start_coordinator(&scenario, d);
     let _agents: Vec<ChildGuard> = ["a", "b", "c"]
         .into_iter()
-        .map(|id| {
-            ChildGuard::spawn(
-                &format!("agent {id}"),
-                node_cmd("convoy-agent", &scenario, d).args(["--id", id]),
-            )
-        })
+        .map(|id| start_agent(&scenario, d, id, &[]))
         .collect();
     let limit = Duration::from_secs(60);
     let mut paused_at = 0;
@@ -323,15 +248,8 @@ fn a_coordinator_stopped_past_the_lease_goes_on_with_every_agent() {
     std::thread::sleep(Duration::from_secs(3));
     signal("-CONT");
     // 200 frames on, every agent still in the run, nobody declared gone.
-    let mut lines = Vec::new();
-    wait_until("200 frames after the stop", limit, || {
-        while let Ok(l) = coord_lines.try_recv() {
-            lines.push(l);
-        }
-        lines
-            .iter()
-            .filter_map(|l| progress_frame(l))
-            .any(|f| f > paused_at + 200)
+    let lines = lines_until(&coord_lines, limit, "200 frames after the stop", |l| {
+        progress_frame(l).is_some_and(|f| f > paused_at + 200)
     });
     let gone: Vec<&String> = lines
         .iter()
@@ -411,28 +329,16 @@ fn a_head_on_crash_is_felt_by_both_agents() {
 fn world_commands_answer_with_request_ids() {
     watchdog("world commands", Duration::from_secs(300));
     let d = domain::WORLD_COMMANDS;
-    let mut run = ChildGuard::spawn(
+    let (mut run, lines) = ChildGuard::spawn_with_stdout(
         "convoy run",
-        convoy()
-            .args([
-                "--domain",
-                &d.to_string(),
-                "run",
-                "launch/scenarios/two_cars.toml",
-                "--duration",
-                "100000",
-            ])
-            .stdout(Stdio::piped()),
+        convoy_run(d, "launch/scenarios/two_cars.toml").args(["--duration", "100000"]),
     );
-    let lines = run.stdout_lines();
     wait_for_line(&lines, Duration::from_secs(60), "the first frames", |l| {
         l.contains("] frame ")
     });
     let world = |args: &[&str]| {
         run_with_timeout(
-            convoy()
-                .args(["--domain", &d.to_string(), "world", "--timeout", "20"])
-                .args(args),
+            convoy_on(d).args(["world", "--timeout", "20"]).args(args),
             Duration::from_secs(60),
         )
     };
@@ -462,9 +368,6 @@ fn world_commands_answer_with_request_ids() {
     assert!(out.contains("ego frame"), "{out}");
     let (ok, out, err) = world(&["resume"]);
     assert!(ok && out.contains("success: resumed"), "{out}{err}");
-    let status = run.terminate(Duration::from_secs(10));
-    assert!(status.is_some(), "convoy run did not stop on SIGTERM");
-    wait_until("no node left", Duration::from_secs(10), || {
-        processes_on_domain(d).is_empty()
-    });
+    run.stop(Duration::from_secs(10));
+    wait_nodes_gone(d, Duration::from_secs(10));
 }

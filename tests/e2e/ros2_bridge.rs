@@ -8,15 +8,19 @@
 //! JSON lines the tests assert on.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use convoy_bridge::ros_msgs::{self, RosMessage};
+use convoy_bridge::ros_msgs::{
+    Clock, Image, Imu, NavSatFix, Odometry, PointCloud2, RosMessage, TfMessage,
+};
+use convoy_tests::files::{fresh_dir, read_state_log, write_file};
 use convoy_tests::{
-    convoy, domain, profile_dir, read_state_log, repo_root, ros_python, take_turn, wait_for_line,
-    watchdog, ChildGuard,
+    convoy_run, domain, lines_until, repo_root, ros_python, take_turn, wait_for_line, watchdog,
+    ChildGuard,
 };
 use serde_json::Value;
 
@@ -68,59 +72,34 @@ controller = { kind = "waypoints", speed = 15.0, path = [[20.0, 0.0], [5000.0, 0
 
 /// A directory of the test's own with the scenario and `settings` as bridge.toml.
 fn scratch(name: &str, settings: &str) -> (PathBuf, PathBuf, PathBuf) {
-    let dir = profile_dir().join("test-ros2-bridge").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let scenario = dir.join("scenario.toml");
-    std::fs::write(&scenario, SCENARIO).expect("scenario");
-    let bridge = dir.join("bridge.toml");
-    std::fs::write(&bridge, settings).expect("bridge settings");
+    let dir = fresh_dir("test-ros2-bridge", name);
+    let scenario = write_file(&dir, "scenario.toml", SCENARIO);
+    let bridge = write_file(&dir, "bridge.toml", settings);
     (dir, scenario, bridge)
 }
 
-/// `convoy run` of the scenario with a bridge; stdout piped (stderr too, into stdout's lines
-/// by the node prefixes `convoy run` adds).
-fn run_with_bridge(domain: u32, scenario: &Path, bridge: &Path, extra: &[&str]) -> ChildGuard {
-    ChildGuard::spawn(
+/// `convoy run` of the scenario with a bridge; every line of its stdout and stderr.
+fn run_with_bridge(
+    domain: u32,
+    scenario: &Path,
+    bridge: &Path,
+    extra: &[&str],
+) -> (ChildGuard, Receiver<String>) {
+    let mut run = ChildGuard::spawn(
         "convoy run",
-        convoy()
-            .args(["--domain", &domain.to_string(), "run"])
-            .arg(scenario)
+        convoy_run(domain, scenario)
             .arg("--bridge-config")
             .arg(bridge)
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
-    )
-}
-
-/// Every line of a child's stdout and stderr.
-fn all_lines(child: &mut ChildGuard) -> Receiver<String> {
-    let rx = child.stdout_lines();
-    let err = child.child.stderr.take().expect("piped stderr");
-    let (tx, merged) = std::sync::mpsc::channel();
-    let tx2 = tx.clone();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(err).lines() {
-            let Ok(line) = line else { break };
-            if tx2.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    std::thread::spawn(move || {
-        while let Ok(line) = rx.recv() {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    merged
+    );
+    let lines = run.all_lines();
+    (run, lines)
 }
 
 /// A Python ROS node of tests/interop/ on ROS domain `ros_domain`.
-fn python_node(script: &str, ros_domain: u32, args: &[&str]) -> Command {
+fn python_node(script: &str, ros_domain: u32, args: &[impl AsRef<OsStr>]) -> Command {
     let mut cmd = Command::new(ros_python());
     cmd.arg(repo_root().join("tests/interop").join(script))
         .args(args)
@@ -129,6 +108,21 @@ fn python_node(script: &str, ros_domain: u32, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     cmd
+}
+
+/// ros2_probe.py's arguments: a `--topic` of each of `topics` ("NAME:KIND"), then `options`
+/// as on its command line.
+fn probe_args(topics: &[&str], options: &str) -> Vec<String> {
+    let topics = topics.iter().flat_map(|t| ["--topic", t]);
+    topics
+        .chain(options.split_whitespace())
+        .map(String::from)
+        .collect()
+}
+
+/// ros2_probe.py on ROS domain `ros_domain`, started and ready, with its line stream.
+fn probe(name: &str, ros_domain: u32, args: &[String]) -> (ChildGuard, Receiver<String>) {
+    start_python(name, &mut python_node("ros2_probe.py", ros_domain, args))
 }
 
 /// Starts `cmd`, waits for its {"ready": ...} line, and returns it with its line stream.
@@ -189,6 +183,9 @@ fn num(v: &Value, key: &str) -> f64 {
 }
 
 const DT_NS: i64 = 50_000_000;
+
+/// `convoy run` options of a run at real time (async at 1x) that goes on until stopped.
+const ASYNC_RUN: &[&str] = &["--mode", "async", "--duration", "600"];
 
 /// What a stock ROS node sees of one sensor run, checked in full: every type decodes, sizes,
 /// encodings, field layouts, frame ids, stamps on /clock's timeline, and the graph.
@@ -306,46 +303,26 @@ fn check_graph(out: &[Value], node: &str, image_topic: &str) {
     assert!(nodes.contains(&node), "{node} not in the graph: {nodes:?}");
     let topics = &graph["topics"];
     for (topic, ros_type, hash) in [
-        (
-            image_topic,
-            "sensor_msgs/msg/Image",
-            ros_msgs::Image::TYPE_HASH,
-        ),
+        (image_topic, "sensor_msgs/msg/Image", Image::TYPE_HASH),
         (
             "/ego/roof/points",
             "sensor_msgs/msg/PointCloud2",
-            ros_msgs::PointCloud2::TYPE_HASH,
+            PointCloud2::TYPE_HASH,
         ),
-        (
-            "/ego/imu/imu",
-            "sensor_msgs/msg/Imu",
-            ros_msgs::Imu::TYPE_HASH,
-        ),
+        ("/ego/imu/imu", "sensor_msgs/msg/Imu", Imu::TYPE_HASH),
         (
             "/ego/gnss/fix",
             "sensor_msgs/msg/NavSatFix",
-            ros_msgs::NavSatFix::TYPE_HASH,
+            NavSatFix::TYPE_HASH,
         ),
         (
             "/ego/odom/odom",
             "nav_msgs/msg/Odometry",
-            ros_msgs::Odometry::TYPE_HASH,
+            Odometry::TYPE_HASH,
         ),
-        (
-            "/clock",
-            "rosgraph_msgs/msg/Clock",
-            ros_msgs::Clock::TYPE_HASH,
-        ),
-        (
-            "/tf",
-            "tf2_msgs/msg/TFMessage",
-            ros_msgs::TfMessage::TYPE_HASH,
-        ),
-        (
-            "/tf_static",
-            "tf2_msgs/msg/TFMessage",
-            ros_msgs::TfMessage::TYPE_HASH,
-        ),
+        ("/clock", "rosgraph_msgs/msg/Clock", Clock::TYPE_HASH),
+        ("/tf", "tf2_msgs/msg/TFMessage", TfMessage::TYPE_HASH),
+        ("/tf_static", "tf2_msgs/msg/TFMessage", TfMessage::TYPE_HASH),
         // Created by ros2-client's node itself; its hash comes from the participant.
         (
             "/parameter_events",
@@ -384,57 +361,24 @@ fn stock_rclpy_nodes_decode_every_sensor_with_both_qos_and_see_a_native_node() {
         ),
     );
     // Real time (async at 1x), so every /clock reaches the Python subscribers.
-    let mut run = run_with_bridge(
-        d,
-        &scenario,
-        &bridge,
-        &["--mode", "async", "--duration", "600"],
-    );
-    let _run_lines = all_lines(&mut run);
+    let _run = run_with_bridge(d, &scenario, &bridge, ASYNC_RUN);
     let topics = [
-        "--topic",
         "/sensing/camera/image_raw:image",
-        "--topic",
         "/ego/front/depth:image",
-        "--topic",
         "/ego/roof/points:cloud",
-        "--topic",
         "/ego/imu/imu:imu",
-        "--topic",
         "/ego/gnss/fix:fix",
-        "--topic",
         "/ego/odom/odom:odom",
-        "--topic",
         "/clock:clock",
     ];
-    let mut reliable_args: Vec<&str> = topics.to_vec();
-    reliable_args.extend([
-        "--qos",
-        "reliable",
-        "--count",
-        "4",
-        "--graph",
-        "--timeout",
-        "90",
-    ]);
-    let mut sensor_args: Vec<&str> = topics.to_vec();
-    sensor_args.extend([
-        "--qos",
-        "sensor",
-        "--count",
-        "4",
-        "--timeout",
-        "90",
-        "--name",
-        "probe_be",
-    ]);
-    let (_reliable, reliable_lines) = start_python(
-        "reliable probe",
-        &mut python_node("ros2_probe.py", ros_domain, &reliable_args),
-    );
-    let (_best_effort, best_effort_lines) = start_python(
+    let reliable = "--qos reliable --count 4 --graph --timeout 90";
+    let (_reliable, reliable_lines) =
+        probe("reliable probe", ros_domain, &probe_args(&topics, reliable));
+    let best_effort = "--qos sensor --count 4 --timeout 90 --name probe_be";
+    let (_best_effort, best_effort_lines) = probe(
         "best-effort probe",
-        &mut python_node("ros2_probe.py", ros_domain, &sensor_args),
+        ros_domain,
+        &probe_args(&topics, best_effort),
     );
     let reliable = collect_until_done(&reliable_lines, Duration::from_secs(120));
     let best_effort = collect_until_done(&best_effort_lines, Duration::from_secs(120));
@@ -448,7 +392,7 @@ fn stock_rclpy_nodes_decode_every_sensor_with_both_qos_and_see_a_native_node() {
         &mut python_node(
             "tf_reader.py",
             ros_domain,
-            &[&ros_domain.to_string(), "--count", "6"],
+            &[ros_domain.to_string().as_str(), "--count", "6"],
         ),
     );
     let tf = collect_until_done(&tf_lines, Duration::from_secs(90));
@@ -464,20 +408,15 @@ fn stock_rclpy_nodes_decode_every_sensor_with_both_qos_and_see_a_native_node() {
         assert_eq!(t["parent"], "ego/base_link");
     }
     // The camera at the windscreen (0.6 x 2.25 m ahead), the lidar 0.3 m above the roof.
-    let front = statics["ego/front"]["translation"]
-        .as_array()
-        .expect("translation");
-    assert!(
-        (front[0].as_f64().unwrap_or(0.0) - 1.35).abs() < 1e-9,
-        "{front:?}"
-    );
-    let roof = statics["ego/roof"]["translation"]
-        .as_array()
-        .expect("translation");
-    assert!(
-        (roof[2].as_f64().unwrap_or(0.0) - 1.05).abs() < 1e-9,
-        "{roof:?}"
-    );
+    for (sensor, axis, metres) in [("ego/front", 0, 1.35), ("ego/roof", 2, 1.05)] {
+        let at = statics[sensor]["translation"]
+            .as_array()
+            .expect("translation");
+        assert!(
+            (at[axis].as_f64().unwrap_or(0.0) - metres).abs() < 1e-9,
+            "{sensor}: {at:?}"
+        );
+    }
     let dynamic: Vec<&Value> = tf.iter().filter(|v| v["tf"] == "dynamic").collect();
     assert!(dynamic.len() >= 6, "{tf:?}");
     for t in &dynamic {
@@ -498,27 +437,10 @@ fn localhost_discovery_range_reaches_the_bridge() {
     let ros_domain = domain::BRIDGE_LOCALHOST_ROS;
     let (_dir, scenario, bridge) =
         scratch("localhost", &format!("[ros2]\ndomain = {ros_domain}\n"));
-    let mut run = run_with_bridge(
-        d,
-        &scenario,
-        &bridge,
-        &["--mode", "async", "--duration", "600"],
-    );
-    let _run_lines = all_lines(&mut run);
-    let mut probe = python_node(
-        "ros2_probe.py",
-        ros_domain,
-        &[
-            "--topic",
-            "/ego/front/image:image",
-            "--topic",
-            "/ego/imu/imu:imu",
-            "--count",
-            "3",
-            "--timeout",
-            "90",
-        ],
-    );
+    let _run = run_with_bridge(d, &scenario, &bridge, ASYNC_RUN);
+    let topics = ["/ego/front/image:image", "/ego/imu/imu:imu"];
+    let args = probe_args(&topics, "--count 3 --timeout 90");
+    let mut probe = python_node("ros2_probe.py", ros_domain, &args);
     // Fast DDS then discovers by unicast to 127.0.0.1 only.
     probe.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
     let (_probe, lines) = start_python("localhost probe", &mut probe);
@@ -543,47 +465,25 @@ fn cmd_vel_drives_the_ego_car_and_bad_commands_are_clamped_or_rejected() {
     let _turn = take_turn();
     let d = domain::BRIDGE_COMMANDS;
     let (_dir, scenario, bridge) = scratch("commands", "[ros2]\nmax_speed = 8.0\n");
-    let mut run = run_with_bridge(
-        d,
-        &scenario,
-        &bridge,
-        &["--mode", "async", "--duration", "600"],
-    );
-    let run_lines = all_lines(&mut run);
-
-    // A stack asking for 4 m/s: the car gets there (odometry, through the bridge, says so).
-    let stack = |speed: &str, clocks: &str| {
-        python_node(
-            "ros2_probe.py",
-            d,
-            &[
-                "--topic",
-                "/ego/odom/odom:odom",
-                "--count",
-                "100000",
-                "--stack",
-                "ego",
-                "--speed",
-                speed,
-                "--stack-frames",
-                clocks,
-                "--timeout",
-                "120",
-            ],
-        )
+    let (mut run, run_lines) = run_with_bridge(d, &scenario, &bridge, ASYNC_RUN);
+    // A stack commanding `speed` until `clocks` /clock messages have passed: ego's last speed
+    // then (odometry, through the bridge, says it).
+    let drive = |name: &str, speed: &str, clocks: &str| {
+        let stack = format!("--stack ego --speed {speed} --stack-frames {clocks}");
+        let options = format!("--count 100000 {stack} --timeout 120");
+        let (_stack, lines) = probe(name, d, &probe_args(&["/ego/odom/odom:odom"], &options));
+        last_speed(&collect_until_done(&lines, Duration::from_secs(150)))
     };
-    let (_s1, lines) = start_python("stack 4 m/s", &mut stack("4.0", "160"));
-    let out = collect_until_done(&lines, Duration::from_secs(150));
-    let speed = last_speed(&out);
+
+    // A stack asking for 4 m/s: the car gets there.
+    let speed = drive("stack 4 m/s", "4.0", "160");
     assert!(
         (speed - 4.0).abs() < 0.3,
         "ego at {speed} m/s after 8 s of 4 m/s commands"
     );
 
     // Absurd: clamped to max_speed, with a log line.
-    let (_s2, lines) = start_python("stack 1e9 m/s", &mut stack("1e9", "200"));
-    let out = collect_until_done(&lines, Duration::from_secs(150));
-    let speed = last_speed(&out);
+    let speed = drive("stack 1e9 m/s", "1e9", "200");
     assert!(
         (speed - 8.0).abs() < 0.5,
         "ego at {speed} m/s, clamped commands ask 8"
@@ -596,9 +496,7 @@ fn cmd_vel_drives_the_ego_car_and_bad_commands_are_clamped_or_rejected() {
     );
 
     // NaN: rejected with a log line; the car keeps its last command and the run goes on.
-    let (_s3, lines) = start_python("stack NaN", &mut stack("nan", "40"));
-    let out = collect_until_done(&lines, Duration::from_secs(150));
-    let speed = last_speed(&out);
+    let speed = drive("stack NaN", "nan", "40");
     assert!(
         (speed - 8.0).abs() < 0.5,
         "ego at {speed} m/s after NaN commands"
@@ -622,26 +520,10 @@ fn held_run(name: &str, domain: u32, frames: u64) -> (Vec<(u64, String)>, Vec<St
         name,
         "[ros2]\nhold_for_stack = true\nstack_timeout = 20.0\n",
     );
-    let (_stack, stack_lines) = start_python(
-        "stack",
-        &mut python_node(
-            "ros2_probe.py",
-            domain,
-            &[
-                "--stack",
-                "ego",
-                "--speed",
-                "2.0",
-                "--pattern",
-                "--stack-frames",
-                &frames.to_string(),
-                "--timeout",
-                "180",
-            ],
-        ),
-    );
+    let stack = format!("--stack ego --speed 2.0 --pattern --stack-frames {frames} --timeout 180");
+    let (_stack, stack_lines) = probe("stack", domain, &probe_args(&[], &stack));
     let log = dir.join("states.jsonl");
-    let mut run = run_with_bridge(
+    let (mut run, lines) = run_with_bridge(
         domain,
         &scenario,
         &bridge,
@@ -652,23 +534,12 @@ fn held_run(name: &str, domain: u32, frames: u64) -> (Vec<(u64, String)>, Vec<St
             log.to_str().expect("utf-8 path"),
         ],
     );
-    let lines = all_lines(&mut run);
-    let mut seen = Vec::new();
-    let until = Instant::now() + Duration::from_secs(200);
-    loop {
-        assert!(Instant::now() < until, "held run did not finish: {seen:?}");
-        if let Ok(l) = lines.recv_timeout(Duration::from_millis(200)) {
-            let done = l.contains("] done: ");
-            seen.push(l);
-            if done {
-                break;
-            }
-        }
-    }
-    assert!(run.terminate(Duration::from_secs(15)).is_some());
-    while let Ok(l) = lines.try_recv() {
-        seen.push(l);
-    }
+    let end = "the held run's end";
+    let mut seen = lines_until(&lines, Duration::from_secs(200), end, |l| {
+        l.contains("] done: ")
+    });
+    run.stop(Duration::from_secs(15));
+    seen.extend(lines.try_iter());
     let _ = collect_until_done(&stack_lines, Duration::from_secs(60));
     let ego: Vec<(u64, String)> = read_state_log(&log)
         .into_iter()
@@ -705,8 +576,7 @@ fn a_held_frame_without_a_stack_times_out_and_says_so() {
         "hold_timeout",
         "[ros2]\nhold_for_stack = true\nstack_timeout = 0.3\n",
     );
-    let mut run = run_with_bridge(d, &scenario, &bridge, &["--frames", "4"]);
-    let lines = all_lines(&mut run);
+    let (_run, lines) = run_with_bridge(d, &scenario, &bridge, &["--frames", "4"]);
     wait_for_line(&lines, Duration::from_secs(60), "a stack timeout", |l| {
         l.contains("frame 1: no cmd_vel for ego within stack_timeout 0.3 s")
     });
@@ -721,40 +591,23 @@ fn a_subscriber_killed_mid_run_does_not_slow_the_bridge_for_the_next() {
     let _turn = take_turn();
     let d = domain::BRIDGE_DEAD_READER;
     let (_dir, scenario, bridge) = scratch("dead_reader", "[ros2]\n");
-    let mut run = run_with_bridge(
-        d,
-        &scenario,
-        &bridge,
-        &["--mode", "async", "--duration", "600"],
-    );
-    let run_lines = all_lines(&mut run);
-    let topics = [
-        "--topic",
-        "/ego/odom/odom:odom",
-        "--topic",
-        "/ego/front/image:image",
-        "--count",
-        "100000",
-    ];
+    let (_run, run_lines) = run_with_bridge(d, &scenario, &bridge, ASYNC_RUN);
+    let topics = ["/ego/odom/odom:odom", "/ego/front/image:image"];
     // A subscriber that receives, then dies without a word (SIGKILL: no unregistering; its
     // readers stay matched until its lease lapses).
-    let mut args: Vec<&str> = topics.to_vec();
-    args.extend(["--timeout", "60"]);
-    let (mut doomed, lines) =
-        start_python("doomed probe", &mut python_node("ros2_probe.py", d, &args));
+    let doomed_args = probe_args(&topics, "--count 100000 --timeout 60");
+    let (mut doomed, lines) = probe("doomed probe", d, &doomed_args);
     for _ in 0..20 {
         wait_for_line(&lines, Duration::from_secs(60), "a message", |l| {
             l.contains("\"msg\"")
         });
     }
-    doomed.child.kill().expect("SIGKILL the probe");
-    let _ = doomed.child.wait();
+    doomed.kill_now();
 
     // The next subscriber gets the full rate: odometry at 20 Hz, the camera at 10 Hz of
     // real time, for 10 s (minus discovery).
-    let mut args: Vec<&str> = topics.to_vec();
-    args.extend(["--timeout", "10", "--name", "next_probe"]);
-    let (_next, lines) = start_python("next probe", &mut python_node("ros2_probe.py", d, &args));
+    let next_args = probe_args(&topics, "--count 100000 --timeout 10 --name next_probe");
+    let (_next, lines) = probe("next probe", d, &next_args);
     let out = collect_until_done(&lines, Duration::from_secs(60));
     let done = out.last().expect("done line");
     let odom = done["counts"]["/ego/odom/odom"].as_u64().unwrap_or(0);

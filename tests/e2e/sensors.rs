@@ -4,18 +4,22 @@
 //! assignments.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use convoy_core::dds::{Node, Subscriber};
-use convoy_core::messages::{GnssFix, Image, NodeStatus, Odometry, PointCloud, RadarScan};
+use convoy_core::messages::{
+    GnssFix, Image, NodeStatus, Odometry, PointCloud, RadarScan, SensorHeader,
+};
 use convoy_core::qos::QosSet;
 use convoy_core::topics;
+use convoy_tests::files::{fresh_dir, read_state_log, write_file};
 use convoy_tests::{
-    convoy, domain, find_node_process, processes_on_domain, read_state_log, run_with_timeout,
-    take_turn, wait_for_line, wait_until, watchdog, ChildGuard,
+    convoy_on, convoy_run, domain, find_node_process, run_ok, sigkill, take_turn, wait_for_line,
+    wait_nodes_gone, wait_until, watchdog, ChildGuard,
 };
 
 /// Two cars on a straight road, the lead 20 m ahead; ego carries a GNSS at 10 Hz (every second
@@ -72,12 +76,37 @@ fn scratch(name: &str, lease: f64) -> (PathBuf, PathBuf) {
 
 /// A fresh directory of the test's own holding `text` as its scenario file.
 fn scratch_scenario(name: &str, text: &str) -> (PathBuf, PathBuf) {
-    let dir = convoy_tests::profile_dir().join("test-sensors").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, text).expect("scenario");
+    let dir = fresh_dir("test-sensors", name);
+    let path = write_file(&dir, &format!("{name}.toml"), text);
     (dir, path)
+}
+
+/// `convoy run` of the scenario at `path` on domain `d` with `extra` options; its stdout's lines.
+fn start_run(d: u32, path: &Path, extra: &[&str]) -> (ChildGuard, Receiver<String>) {
+    ChildGuard::spawn_with_stdout("convoy run", convoy_run(d, path).args(extra))
+}
+
+/// Follows a `convoy run` of a fixed number of frames, no line of whose output may say "error".
+/// `poll` takes what samples have come (waiting a little) and says whether all the last frame's
+/// are in, and whether all else the test waits for is. Once the run has reported done, the last
+/// frame's samples are waited for 20 s at most (the sensor node may trail the run under load);
+/// the rest, and the whole, are bounded.
+fn follow_run(lines: &Receiver<String>, mut poll: impl FnMut() -> (bool, bool)) {
+    let until = Instant::now() + Duration::from_secs(120);
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        assert!(Instant::now() < until, "the run did not finish in time");
+        while let Ok(l) = lines.try_recv() {
+            assert!(!l.contains("error"), "{l}");
+            if l.contains("] done: ") && drain_until.is_none() {
+                drain_until = Some(Instant::now() + Duration::from_secs(20));
+            }
+        }
+        let (last_frame_in, rest_in) = poll();
+        if drain_until.is_some_and(|t| last_frame_in || Instant::now() > t) && rest_in {
+            return;
+        }
+    }
 }
 
 fn node(domain: u32) -> Node {
@@ -116,14 +145,31 @@ fn due_frames_helper_matches_the_hand_count() {
     assert_eq!(due_frames(20, 1, 4), vec![0, 1, 2, 3]);
 }
 
-/// Checks that `got` (frames received) is exactly `expected` from the first frame received on
-/// (the test's reader may match a few frames after the run started).
-fn assert_frames(what: &str, got: &[u64], expected: &[u64]) {
+/// Checks that the samples of `headers` (as received) are stamped with their frame's simulation
+/// time, and that their frames are exactly `expected` from the first frame received on (the
+/// test's reader may match a few frames after the run started).
+fn assert_frames<'a>(
+    what: &str,
+    headers: impl IntoIterator<Item = &'a SensorHeader>,
+    expected: &[u64],
+) {
+    let got: Vec<u64> = headers
+        .into_iter()
+        .map(|h| {
+            assert_eq!(
+                h.stamp_ns,
+                h.frame as i64 * 50_000_000,
+                "{what}: frame {} stamp",
+                h.frame
+            );
+            h.frame
+        })
+        .collect();
     let first = *got
         .first()
         .unwrap_or_else(|| panic!("no {what} sample at all"));
     let tail: Vec<u64> = expected.iter().copied().filter(|f| *f >= first).collect();
-    assert_eq!(got, tail.as_slice(), "{what}: frames received vs due");
+    assert_eq!(got, tail, "{what}: frames received vs due");
     assert!(
         got.len() * 10 >= expected.len() * 9,
         "{what}: only {} of {} samples (first at frame {first})",
@@ -147,95 +193,54 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
     let mut status: Subscriber<NodeStatus> =
         n.subscriber(&topics::nodes()).expect("status subscriber");
 
-    let mut run = ChildGuard::spawn(
-        "convoy run",
-        convoy()
-            .args(["--domain", &d.to_string(), "run"])
-            .arg(&path)
-            .args(["--frames", &frames.to_string(), "--state-log"])
-            .arg(&log)
-            .stdout(Stdio::piped()),
+    let log_arg = log.to_str().expect("utf-8 path");
+    let (mut run, lines) = start_run(
+        d,
+        &path,
+        &["--frames", &frames.to_string(), "--state-log", log_arg],
     );
-    let lines = run.stdout_lines();
-    let mut got_gnss = Vec::new();
-    let mut got_odom = Vec::new();
-    let mut got_radar = Vec::new();
+    let (mut got_gnss, mut got_odom, mut got_radar) = (Vec::new(), Vec::new(), Vec::new());
     let mut last_status: BTreeMap<String, u64> = BTreeMap::new();
-    let until = Instant::now() + Duration::from_secs(120);
-    let mut done = false;
-    // Read until the run reports done, then until every sensor's sample of the last frame has
-    // arrived (the sensor node may trail the run under load), or a bounded while after.
-    let mut drain_until: Option<Instant> = None;
-    loop {
-        assert!(Instant::now() < until, "the run did not finish in time");
-        if !done {
-            while let Ok(l) = lines.try_recv() {
-                done |= l.contains("] done: ");
-                assert!(!l.contains("error"), "{l}");
-            }
-            if done {
-                drain_until = Some(Instant::now() + Duration::from_secs(20));
-            }
-        }
-        got_gnss.extend(
-            gnss.take_wait(64, Duration::from_millis(10))
-                .into_iter()
-                .map(|s| s.value),
-        );
+    // Until every sensor's sample of the last frame has come, and the sensor node's status has
+    // counted its work (its final beat comes when `convoy run` stops it, which may follow
+    // "done" by a while under load).
+    follow_run(&lines, || {
+        let gnss_in = gnss.take_wait(64, Duration::from_millis(10));
+        got_gnss.extend(gnss_in.into_iter().map(|s| s.value));
         got_odom.extend(odom.take(64).into_iter().map(|s| s.value));
         got_radar.extend(radar.take(64).into_iter().map(|s| s.value));
         for s in status.take(64) {
             if s.value.node_id == "sensor/main" {
-                last_status = s
-                    .value
-                    .counters
-                    .iter()
-                    .map(|c| (c.name.clone(), c.value))
-                    .collect();
+                let counters = s.value.counters.iter();
+                last_status = counters.map(|c| (c.name.clone(), c.value)).collect();
             }
         }
-        // Samples drained, and the sensor node's status has counted its work (its final beat
-        // comes when `convoy run` stops it, which may follow "done" by a while under load).
-        let counted = last_status.get("published").is_some_and(|&n| n > 0);
         let all_last = got_gnss.last().is_some_and(|m| m.header.frame == frames)
             && got_odom.last().is_some_and(|m| m.header.frame == frames)
             && got_radar.last().is_some_and(|m| m.header.frame == frames);
-        let drained = drain_until.is_some_and(|t| all_last || Instant::now() > t);
-        if drained && counted {
-            break;
-        }
-    }
-    assert!(run.terminate(Duration::from_secs(15)).is_some());
+        let counted = last_status.get("published").is_some_and(|&n| n > 0);
+        (all_last, counted)
+    });
+    run.stop(Duration::from_secs(15));
     let states = read_state_log(&log);
 
     // Rates on simulation time, stamped with the frame's sim time.
-    let frames_of = |h: Vec<(u64, i64)>| -> Vec<u64> {
-        for (f, stamp) in &h {
-            assert_eq!(*stamp, *f as i64 * 50_000_000, "frame {f} stamp");
-        }
-        h.into_iter().map(|(f, _)| f).collect()
-    };
-    let g = frames_of(
-        got_gnss
-            .iter()
-            .map(|m| (m.header.frame, m.header.stamp_ns))
-            .collect(),
+    let due = |num, den| due_frames(num, den, frames + 1);
+    assert_frames(
+        "gnss (10 Hz)",
+        got_gnss.iter().map(|m| &m.header),
+        &due(10, 1),
     );
-    let o = frames_of(
-        got_odom
-            .iter()
-            .map(|m| (m.header.frame, m.header.stamp_ns))
-            .collect(),
+    assert_frames(
+        "odometry (7.5 Hz)",
+        got_odom.iter().map(|m| &m.header),
+        &due(15, 2),
     );
-    let r = frames_of(
-        got_radar
-            .iter()
-            .map(|m| (m.header.frame, m.header.stamp_ns))
-            .collect(),
+    assert_frames(
+        "radar (20 Hz)",
+        got_radar.iter().map(|m| &m.header),
+        &due(20, 1),
     );
-    assert_frames("gnss (10 Hz)", &g, &due_frames(10, 1, frames + 1));
-    assert_frames("odometry (7.5 Hz)", &o, &due_frames(15, 2, frames + 1));
-    assert_frames("radar (20 Hz)", &r, &due_frames(20, 1, frames + 1));
 
     // Each sample is made from the states of its own frame.
     for m in &got_odom {
@@ -288,9 +293,7 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
     }
     assert!(last_status["published"] > 0, "{last_status:?}");
     assert_eq!(last_status["dropped_publisher_error"], 0, "{last_status:?}");
-    wait_until("no node left", Duration::from_secs(10), || {
-        processes_on_domain(d).is_empty()
-    });
+    wait_nodes_gone(d, Duration::from_secs(10));
 }
 
 #[test]
@@ -302,15 +305,7 @@ fn a_restarted_sensor_node_takes_its_work_from_the_assignments_and_the_table_sho
     let (_dir, path) = scratch("restart", 6.0);
     let n = node(d);
     let mut gnss: Subscriber<GnssFix> = sub(&n, "gnss");
-    let mut run = ChildGuard::spawn(
-        "convoy run",
-        convoy()
-            .args(["--domain", &d.to_string(), "run"])
-            .arg(&path)
-            .args(["--frames", "1000000"])
-            .stdout(Stdio::piped()),
-    );
-    let lines = run.stdout_lines();
+    let (mut run, lines) = start_run(d, &path, &["--frames", "1000000"]);
     let limit = Duration::from_secs(60);
     wait_for_line(&lines, limit, "gnss placed on main", |l| {
         l.contains("sensor ego/gnss -> main ") && l.contains("epoch 1")
@@ -318,18 +313,10 @@ fn a_restarted_sensor_node_takes_its_work_from_the_assignments_and_the_table_sho
     wait_until("a gnss sample", limit, || !gnss.take(64).is_empty());
 
     // The live table lists every sensor with its node, load and epoch.
-    let (ok, out, err) = run_with_timeout(
-        convoy().args([
-            "--domain",
-            &d.to_string(),
-            "assignments",
-            "--json",
-            "--wait",
-            "1.5",
-        ]),
+    let out = run_ok(
+        convoy_on(d).args(["assignments", "--json", "--wait", "1.5"]),
         Duration::from_secs(30),
     );
-    assert!(ok, "{out}{err}");
     let table: serde_json::Value = serde_json::from_str(out.trim()).expect("assignments --json");
     let rows = table.as_array().expect("a list");
     assert_eq!(rows.len(), 3, "{out}");
@@ -347,21 +334,15 @@ fn a_restarted_sensor_node_takes_its_work_from_the_assignments_and_the_table_sho
         .filter(|w| !w.is_empty())
         .map(|w| String::from_utf8_lossy(w).to_string())
         .collect();
-    // SAFETY: kill(2) with SIGKILL on a process of this test's own graph.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-    }
+    sigkill(pid);
     wait_until("the sensor node gone", limit, || {
         find_node_process(d, "convoy-sensor", "--name", "main").is_none()
     });
     let _ = gnss.take(1024);
-    let mut restarted = ChildGuard::spawn(
+    let (restarted, restarted_lines) = ChildGuard::spawn_with_stdout(
         "restarted sensor node",
-        Command::new(&words[0])
-            .args(&words[1..])
-            .stdout(Stdio::piped()),
+        Command::new(&words[0]).args(&words[1..]),
     );
-    let restarted_lines = restarted.stdout_lines();
     // It runs its sensors from the TRANSIENT_LOCAL assignments: still epoch 1.
     for sensor in ["gnss", "odom", "radar"] {
         wait_for_line(
@@ -381,10 +362,8 @@ fn a_restarted_sensor_node_takes_its_work_from_the_assignments_and_the_table_sho
         l.contains("] frame ")
     });
     drop(restarted);
-    assert!(run.terminate(Duration::from_secs(15)).is_some());
-    wait_until("no node left", Duration::from_secs(10), || {
-        processes_on_domain(d).is_empty()
-    });
+    run.stop(Duration::from_secs(15));
+    wait_nodes_gone(d, Duration::from_secs(10));
 }
 
 /// Ego parked with a 16-channel roof lidar at 10 Hz (every second frame at dt = 0.05); a car
@@ -434,47 +413,21 @@ fn a_roof_lidar_publishes_scans_of_the_map_and_the_other_car() {
     let frames = 40u64;
     let n = node(d);
     let mut roof: Subscriber<PointCloud> = sub(&n, "roof");
-    let mut run = ChildGuard::spawn(
-        "convoy run",
-        convoy()
-            .args(["--domain", &d.to_string(), "run"])
-            .arg(&path)
-            .args(["--frames", &frames.to_string()])
-            .stdout(Stdio::piped()),
-    );
-    let lines = run.stdout_lines();
+    let (mut run, lines) = start_run(d, &path, &["--frames", &frames.to_string()]);
     let mut clouds: Vec<PointCloud> = Vec::new();
-    let until = Instant::now() + Duration::from_secs(120);
-    let mut drain_until: Option<Instant> = None;
-    loop {
-        assert!(Instant::now() < until, "the run did not finish in time");
-        while let Ok(l) = lines.try_recv() {
-            assert!(!l.contains("error"), "{l}");
-            // The sensor node may trail the run under load: wait for the last frame's scan,
-            // for a bounded while.
-            if l.contains("] done: ") && drain_until.is_none() {
-                drain_until = Some(Instant::now() + Duration::from_secs(20));
-            }
-        }
-        clouds.extend(
-            roof.take_wait(16, Duration::from_millis(20))
-                .into_iter()
-                .map(|s| s.value),
-        );
-        let has_last = clouds.last().is_some_and(|c| c.header.frame == frames);
-        if drain_until.is_some_and(|t| has_last || Instant::now() > t) {
-            break;
-        }
-    }
-    assert!(run.terminate(Duration::from_secs(15)).is_some());
+    follow_run(&lines, || {
+        let scans = roof.take_wait(16, Duration::from_millis(20));
+        clouds.extend(scans.into_iter().map(|s| s.value));
+        (
+            clouds.last().is_some_and(|c| c.header.frame == frames),
+            true,
+        )
+    });
+    run.stop(Duration::from_secs(15));
 
-    let got: Vec<u64> = clouds.iter().map(|c| c.header.frame).collect();
-    assert_frames("lidar", &got, &due_frames(10, 1, frames + 1));
+    let headers = clouds.iter().map(|c| &c.header);
+    assert_frames("lidar", headers, &due_frames(10, 1, frames + 1));
     for cloud in &clouds {
-        assert_eq!(
-            cloud.header.stamp_ns,
-            cloud.header.frame as i64 * 50_000_000
-        );
         assert_eq!(cloud.point_step, convoy_sensor::lidar::POINT_STEP);
         let names: Vec<&str> = cloud.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["x", "y", "z", "intensity", "ring", "time_offset"]);
@@ -558,30 +511,15 @@ fn a_front_camera_publishes_what_it_sees_and_echo_saves_it_as_png() {
     let mut rgb: Subscriber<Image> = sub(&n, "front");
     let mut depth: Subscriber<Image> = sub(&n, "front_depth");
     let mut classes: Subscriber<Image> = sub(&n, "front_semantic");
-    let mut run = ChildGuard::spawn(
-        "convoy run",
-        convoy()
-            .args(["--domain", &d.to_string(), "run"])
-            .arg(&path)
-            .args(["--duration", "600"])
-            .stdout(Stdio::piped()),
-    );
-    let _lines = run.stdout_lines();
+    let (mut run, _lines) = start_run(d, &path, &["--duration", "600"]);
     let saved = dir.join("png");
-    let (ok, out, err) = run_with_timeout(
-        convoy()
-            .args([
-                "--domain",
-                &d.to_string(),
-                "topic",
-                "echo",
-                "convoy/sensor/ego/front",
-            ])
+    run_ok(
+        convoy_on(d)
+            .args(["topic", "echo", "convoy/sensor/ego/front"])
             .args(["-n", "1", "--timeout", "60", "--save"])
             .arg(&saved),
         Duration::from_secs(90),
     );
-    assert!(ok, "topic echo --save failed:\n{out}\n{err}");
     let pngs: Vec<_> = std::fs::read_dir(&saved)
         .expect("the save directory")
         .flatten()
@@ -600,14 +538,8 @@ fn a_front_camera_publishes_what_it_sees_and_echo_saves_it_as_png() {
     let bytes = std::fs::read(&pngs[0]).expect("png");
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
     // IHDR: width and height.
-    assert_eq!(
-        u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]),
-        160
-    );
-    assert_eq!(
-        u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]),
-        120
-    );
+    let be32 = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    assert_eq!((be32(16), be32(20)), (160, 120), "PNG size");
 
     // The three outputs of one frame.
     let until = Instant::now() + Duration::from_secs(60);
@@ -620,7 +552,7 @@ fn a_front_camera_publishes_what_it_sees_and_echo_saves_it_as_png() {
         dp = dp.or(depth.take(4).pop().map(|s| s.value));
         cl = cl.or(classes.take(4).pop().map(|s| s.value));
     }
-    assert!(run.terminate(Duration::from_secs(15)).is_some());
+    run.stop(Duration::from_secs(15));
     let (c, dp, cl) = (c.expect("colour"), dp.expect("depth"), cl.expect("classes"));
     assert_eq!(
         (c.encoding.as_str(), c.width, c.height, c.step),

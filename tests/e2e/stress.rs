@@ -6,9 +6,11 @@
 use std::process::Command;
 use std::time::Duration;
 
+use convoy_tests::files::{
+    assert_same_states, read_state_log, scratch_dir, shipped_scenario, LaunchFile,
+};
 use convoy_tests::{
-    convoy, domain, netns, read_state_log, run_scenario, run_with_timeout, scratch_dir, watchdog,
-    ChildGuard, Namespaces,
+    convoy, domain, netns, run_scenario, run_with_timeout, watchdog, ChildGuard, Namespaces,
 };
 
 /// One run's bound: a stall fails it here (a 1000-frame lossy run takes ~25 s on 2 cores).
@@ -16,25 +18,17 @@ const RUN_LIMIT: Duration = Duration::from_secs(240);
 
 /// The launch file of the stress test: sixteen cars on two namespace hosts whose links drop
 /// 3% of datagrams, the coordinator on the first.
-fn lossy_sixteen_cars(domain: u32, exchange: &str) -> String {
-    let scenario = convoy_tests::repo_root().join("launch/scenarios/sixteen_cars.toml");
-    let cars = |range: std::ops::Range<u32>| {
-        range
-            .map(|i| format!("\"car_{i:02}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    format!(
-        "[run]\ndomain = {domain}\nscenario = \"{}\"\nexchange = \"{exchange}\"\n\n\
-         [hosts.a]\naddress = \"netns:cvl_a\"\nlink = {{ loss_pct = 3.0 }}\n\n\
-         [hosts.b]\naddress = \"netns:cvl_b\"\nlink = {{ loss_pct = 3.0 }}\n\n\
-         [[nodes]]\nkind = \"coordinator\"\nhost = \"a\"\n\n\
-         [[nodes]]\nkind = \"agent\"\nhost = \"a\"\nagents = [{}]\n\n\
-         [[nodes]]\nkind = \"agent\"\nhost = \"b\"\nagents = [{}]\n",
-        scenario.display(),
-        cars(0..8),
-        cars(8..16),
-    )
+fn lossy_sixteen_cars(domain: u32, exchange: &str) -> LaunchFile {
+    let cars: Vec<String> = (0..16).map(|i| format!("car_{i:02}")).collect();
+    let cars: Vec<&str> = cars.iter().map(String::as_str).collect();
+    let lossy = ["link = { loss_pct = 3.0 }"];
+    LaunchFile::new(domain, &shipped_scenario("sixteen_cars.toml"))
+        .run_setting(&format!("exchange = \"{exchange}\""))
+        .host("a", "netns:cvl_a", &lossy)
+        .host("b", "netns:cvl_b", &lossy)
+        .node("coordinator", "a", &[])
+        .node("agent", "a", &cars[..8])
+        .node("agent", "b", &cars[8..])
 }
 
 /// The quiet run first, then the lossy ones beside the burner; `CONVOY_STRESS_RUNS=20` repeats
@@ -71,10 +65,9 @@ fn a_busy_lossy_graph_runs_1000_frames_without_a_stall_and_repeats_a_quiet_run()
             ("peer", domain::LOCKSTEP_STRESS_PEER),
             ("relay", domain::LOCKSTEP_STRESS_RELAY),
         ] {
-            let file = dir.join(format!("lossy_{exchange}.toml"));
-            std::fs::write(&file, lossy_sixteen_cars(d, exchange)).expect("write launch file");
-            let _namespaces = Namespaces(file.clone());
-            netns("up", &file);
+            let file =
+                lossy_sixteen_cars(d, exchange).write(&dir, &format!("lossy_{exchange}.toml"));
+            let _namespaces = Namespaces::up(&file);
             let log = dir.join(format!("{exchange}.jsonl"));
             let (ok, out, err) = run_with_timeout(
                 convoy()
@@ -91,20 +84,8 @@ fn a_busy_lossy_graph_runs_1000_frames_without_a_stall_and_repeats_a_quiet_run()
             );
             netns("down", &file);
             let lossy = read_state_log(&log);
-            assert_eq!(
-                quiet.len(),
-                lossy.len(),
-                "run {run}, {exchange}: different number of states"
-            );
-            for (key, state) in &quiet {
-                assert_eq!(
-                    Some(state),
-                    lossy.get(key),
-                    "run {run}, {exchange}: differs from the quiet run at frame {} agent {}",
-                    key.0,
-                    key.1
-                );
-            }
+            let what = format!("run {run}, {exchange} (vs the quiet run)");
+            assert_same_states(&quiet, &lossy, &what);
             eprintln!("stress run {run}/{repeats}, {exchange}: 1000 frames, identical");
         }
     }

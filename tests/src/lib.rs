@@ -1,12 +1,22 @@
 //! Shared helpers of convoy's end-to-end suites: the domain id of every test (one place, so no
 //! two tests ever share one), paths to the built executables, child processes that cannot
-//! outlive their test, and bounded waits instead of sleeps.
+//! outlive their test ([`process`]), and bounded waits instead of sleeps. The files tests write
+//! and read (scratch directories, scenario and launch files, CSV tables, state logs) are in
+//! [`files`].
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+pub mod files;
+pub mod process;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
+
+pub use process::{
+    find_node_process, processes_on_domain, run_fails, run_ok, run_with_timeout, sigkill,
+    wait_nodes_gone, ChildGuard,
+};
 
 /// Every DDS test's own domain id. Tests run in parallel; a shared domain would let one test's
 /// traffic into another. Keep them unique and below 233.
@@ -107,15 +117,22 @@ pub fn convoy() -> Command {
     cmd
 }
 
-/// A directory of the test's own under target/<profile>/test-launch.
-pub fn scratch_dir(name: &str) -> PathBuf {
-    let dir = profile_dir().join("test-launch").join(name);
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    dir
+/// `convoy --domain N`: the command on the test's own domain.
+pub fn convoy_on(domain: u32) -> Command {
+    let mut cmd = convoy();
+    cmd.args(["--domain", &domain.to_string()]);
+    cmd
+}
+
+/// `convoy --domain N run SCENARIO`, for the test to add options to.
+pub fn convoy_run(domain: u32, scenario: impl AsRef<OsStr>) -> Command {
+    let mut cmd = convoy_on(domain);
+    cmd.arg("run").arg(scenario);
+    cmd
 }
 
 /// `convoy netns up|down FILE`, which must succeed (the suite runs as root).
-pub fn netns(action: &str, file: &std::path::Path) {
+pub fn netns(action: &str, file: &Path) {
     let (ok, out, err) = run_with_timeout(
         convoy().args(["netns", action]).arg(file),
         Duration::from_secs(60),
@@ -128,6 +145,14 @@ pub fn netns(action: &str, file: &std::path::Path) {
 
 /// Tears a launch file's namespaces down even when the test fails half-way.
 pub struct Namespaces(pub PathBuf);
+impl Namespaces {
+    /// `convoy netns up FILE`, guarded from the start: a half-made set is torn down too.
+    pub fn up(file: &Path) -> Namespaces {
+        let guard = Namespaces(file.to_path_buf());
+        netns("up", file);
+        guard
+    }
+}
 impl Drop for Namespaces {
     fn drop(&mut self) {
         let _ = convoy().args(["netns", "down"]).arg(&self.0).output();
@@ -144,114 +169,37 @@ pub fn take_turn() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A child process killed (and reaped) when the test ends, pass or fail.
-pub struct ChildGuard {
-    pub child: Child,
-    pub name: String,
-}
-
-impl ChildGuard {
-    pub fn spawn(name: &str, cmd: &mut Command) -> ChildGuard {
-        let child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        ChildGuard {
-            child,
-            name: name.to_string(),
-        }
-    }
-
-    /// Lines of the child's stdout (spawned with `Stdio::piped()`), read on a thread.
-    pub fn stdout_lines(&mut self) -> Receiver<String> {
-        let out = self
-            .child
-            .stdout
-            .take()
-            .expect("child spawned with a piped stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        rx
-    }
-
-    /// SIGTERM, then waits up to `grace` for the exit status.
-    pub fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
-        if let Ok(Some(status)) = self.child.try_wait() {
-            return Some(status);
-        }
-        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
-            // SAFETY: kill(2) on our own unreaped child.
-            unsafe {
-                libc::kill(pid, libc::SIGTERM);
-            }
-        }
-        let until = Instant::now() + grace;
-        while Instant::now() < until {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
-    }
-}
-
-impl Drop for ChildGuard {
-    /// SIGTERM first, so a `convoy run` under test stops its own children, then SIGKILL.
-    fn drop(&mut self) {
-        if self.terminate(Duration::from_secs(5)).is_none() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
-}
-
-/// Runs a command to completion with a time limit; returns (status ok, stdout, stderr).
-pub fn run_with_timeout(cmd: &mut Command, limit: Duration) -> (bool, String, String) {
-    let mut guard = ChildGuard::spawn("command", cmd.stdout(Stdio::piped()).stderr(Stdio::piped()));
-    let stdout = guard.child.stdout.take().expect("piped stdout");
-    let stderr = guard.child.stderr.take().expect("piped stderr");
-    let out_thread =
-        std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
-    let err_thread =
-        std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    let until = Instant::now() + limit;
-    let status = loop {
-        if let Ok(Some(status)) = guard.child.try_wait() {
-            break status;
-        }
-        assert!(
-            Instant::now() < until,
-            "command did not finish within {limit:?}: {cmd:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = out_thread.join().unwrap_or_default();
-    let err = err_thread.join().unwrap_or_default();
-    (status.success(), out, err)
-}
-
 /// Waits for a line matching `pred` from `lines`, up to `timeout`; returns it, or every line
 /// seen so far in the panic message.
 pub fn wait_for_line(
     lines: &Receiver<String>,
     timeout: Duration,
     what: &str,
-    mut pred: impl FnMut(&str) -> bool,
+    pred: impl FnMut(&str) -> bool,
 ) -> String {
+    let mut seen = lines_until(lines, timeout, what, pred);
+    seen.pop().expect("the matching line")
+}
+
+/// As [`wait_for_line`], returning every line read, the matching one last.
+pub fn lines_until(
+    lines: &Receiver<String>,
+    timeout: Duration,
+    what: &str,
+    mut pred: impl FnMut(&str) -> bool,
+) -> Vec<String> {
     let until = Instant::now() + timeout;
     let mut seen = Vec::new();
     loop {
         let left = until.saturating_duration_since(Instant::now());
         match lines.recv_timeout(left) {
-            Ok(line) if pred(&line) => return line,
-            Ok(line) => seen.push(line),
+            Ok(line) => {
+                let found = pred(&line);
+                seen.push(line);
+                if found {
+                    return seen;
+                }
+            }
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
                 panic!(
                     "no {what} within {timeout:?}; lines seen:\n{}",
@@ -330,43 +278,17 @@ pub fn handshake<M: convoy_core::messages::Message>(
     taken + reader.take(1024).len()
 }
 
-/// Node processes of this test's domain still running (matched on `--domain N` in their
-/// command line): what a clean shutdown must leave empty.
-pub fn processes_on_domain(domain: u32) -> Vec<String> {
-    let needle = format!("--domain\0{domain}\0");
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&cmdline).to_string();
-        if text.contains(&needle)
-            && (text.contains("convoy-agent")
-                || text.contains("convoy-coordinator")
-                || text.contains("convoy-sensor")
-                || text.contains("convoy-bridge"))
-        {
-            found.push(text.replace('\0', " "));
-        }
-    }
-    found
-}
-
 /// `convoy run SCENARIO` to completion within `limit`, writing its `--state-log` to `log`;
 /// fails the test if it fails or leaves a node behind; returns its output.
 pub fn run_scenario(
     domain: u32,
     scenario: &str,
     extra: &[&str],
-    log: &std::path::Path,
+    log: &Path,
     limit: Duration,
 ) -> String {
     let (ok, out, err) = run_with_timeout(
-        convoy()
-            .args(["--domain", &domain.to_string(), "run", scenario])
+        convoy_run(domain, scenario)
             .args(extra)
             .arg("--state-log")
             .arg(log),
@@ -381,44 +303,36 @@ pub fn run_scenario(
     out
 }
 
-/// Parses a `--state-log` file into (frame, agent) -> the line's JSON, checking every line.
-pub fn read_state_log(
-    path: &std::path::Path,
-) -> std::collections::BTreeMap<(u64, String), serde_json::Value> {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let mut states = std::collections::BTreeMap::new();
-    for line in text.lines() {
-        let v: serde_json::Value =
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("bad state log line {line}: {e}"));
-        let frame = v["frame"].as_u64().expect("frame");
-        let agent = v["agent"].as_str().expect("agent").to_string();
-        states.insert((frame, agent), v);
+/// `convoy topic list --verbose --wait SECONDS` on `domain`, again and again up to `tries`
+/// times (discovery takes a moment), until `found` picks what the test wants from a listing.
+pub fn topic_list_until<T>(
+    domain: u32,
+    wait_s: &str,
+    tries: usize,
+    what: &str,
+    mut found: impl FnMut(&str) -> Option<T>,
+) -> T {
+    let mut last = String::new();
+    for _ in 0..tries {
+        let list = ["topic", "list", "--verbose", "--wait", wait_s];
+        let out = run_ok(convoy_on(domain).args(list), Duration::from_secs(60));
+        if let Some(it) = found(&out) {
+            return it;
+        }
+        last = out;
     }
-    states
+    panic!("{what} never listed:\n{last}");
 }
 
-/// The pid of the running `binary` (e.g. "convoy-agent") of this test's `domain` whose command
-/// line has `flag value` (e.g. "--id", "b2").
-pub fn find_node_process(domain: u32, binary: &str, flag: &str, value: &str) -> Option<i32> {
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let words: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .map(|w| String::from_utf8_lossy(w).to_string())
-            .collect();
-        let has = |a: &str, b: &str| words.windows(2).any(|w| w[0] == a && w[1] == b);
-        if words.first().is_some_and(|w| w.ends_with(binary))
-            && has(flag, value)
-            && has("--domain", &domain.to_string())
-        {
-            return Some(pid);
-        }
-    }
-    None
+/// Builds tests/interop's CycloneDDS programs (cyclone_peer, cyclone_sink) with `idlc` into
+/// target/<profile>/interop; returns that directory.
+pub fn cyclone_programs() -> PathBuf {
+    let build_dir = profile_dir().join("interop");
+    let built = Command::new("bash")
+        .arg(repo_root().join("tests/interop/build.sh"))
+        .arg(&build_dir)
+        .status()
+        .expect("run tests/interop/build.sh");
+    assert!(built.success(), "building the CycloneDDS programs failed");
+    build_dir
 }

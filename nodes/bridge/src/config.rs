@@ -291,29 +291,9 @@ fn is_ros_topic_name(name: &str) -> bool {
 mod tests {
     use super::*;
 
-    const SCENARIO: &str = r#"
-[scenario]
-name = "t"
-seed = 1
-dt = 0.05
-
-[[agents]]
-id = "ego"
-start = { x = 0.0, y = 0.0 }
-controller = { kind = "external" }
-[[agents.sensors]]
-id = "front"
-kind = "camera"
-rate = 10.0
-
-[[agents]]
-id = "lead"
-start = { x = 20.0, y = 0.0 }
-controller = { kind = "waypoints", speed = 5.0, path = [[20.0, 0.0], [100.0, 0.0]] }
-"#;
-
     fn scenario() -> Scenario {
-        Scenario::from_str(SCENARIO, "t.toml").expect("scenario")
+        let text = include_str!("../tests/fixtures/stack.toml");
+        Scenario::from_str(text, "stack.toml").expect("scenario")
     }
 
     #[test]

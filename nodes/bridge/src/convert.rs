@@ -44,17 +44,22 @@ fn quaternion(q: convoy_core::messages::Quat) -> ros::Quaternion {
     }
 }
 
-fn header(h: &SensorHeader) -> ros::Header {
+fn header(stamp_ns: i64, frame_id: String) -> ros::Header {
     ros::Header {
-        stamp: ros::Time::from_ns(h.stamp_ns),
-        frame_id: sensor_frame(&h.agent, &h.sensor),
+        stamp: ros::Time::from_ns(stamp_ns),
+        frame_id,
     }
+}
+
+/// A sensor sample's header: its stamp, in the sensor's frame.
+fn sample_header(h: &SensorHeader) -> ros::Header {
+    header(h.stamp_ns, sensor_frame(&h.agent, &h.sensor))
 }
 
 /// A camera image (rgb8, mono8 or 32FC1), its bytes moved, not copied.
 pub fn image(image: Image) -> ros::Image {
     ros::Image {
-        header: header(&image.header),
+        header: sample_header(&image.header),
         height: image.height,
         width: image.width,
         encoding: image.encoding,
@@ -168,7 +173,7 @@ pub fn point_cloud(
         PointCloudLayout::Xyzi => fields.push(field("intensity", 12, ros::PointField::FLOAT32)),
     }
     Ok(ros::PointCloud2 {
-        header: header(&cloud.header),
+        header: sample_header(&cloud.header),
         height: 1,
         width: cloud.point_count,
         fields,
@@ -183,7 +188,7 @@ pub fn point_cloud(
 /// An IMU sample; covariances unknown (all zero, as REP 145 allows).
 pub fn imu(imu: &Imu) -> ros::Imu {
     ros::Imu {
-        header: header(&imu.header),
+        header: sample_header(&imu.header),
         orientation: quaternion(imu.orientation),
         orientation_covariance: [0.0; 9],
         angular_velocity: vector(imu.angular_velocity),
@@ -197,7 +202,7 @@ pub fn imu(imu: &Imu) -> ros::Imu {
 pub fn nav_sat_fix(fix: &GnssFix) -> ros::NavSatFix {
     let known = fix.position_covariance.iter().any(|c| *c != 0.0);
     ros::NavSatFix {
-        header: header(&fix.header),
+        header: sample_header(&fix.header),
         status: ros::NavSatStatus {
             status: 0,
             service: 1,
@@ -213,10 +218,7 @@ pub fn nav_sat_fix(fix: &GnssFix) -> ros::NavSatFix {
 /// Odometry: pose in `map`, twist in the agent's `base_link`.
 pub fn odometry(odom: &Odometry) -> ros::Odometry {
     ros::Odometry {
-        header: ros::Header {
-            stamp: ros::Time::from_ns(odom.header.stamp_ns),
-            frame_id: MAP_FRAME.into(),
-        },
+        header: header(odom.header.stamp_ns, MAP_FRAME.into()),
         child_frame_id: base_link(&odom.header.agent),
         pose: ros::PoseWithCovariance {
             pose: ros::Pose {
@@ -245,10 +247,7 @@ pub fn clock(tick: &Tick) -> ros::Clock {
 /// `map` -> `<agent>/base_link` at the state's frame.
 pub fn agent_transform(state: &AgentState) -> ros::TransformStamped {
     ros::TransformStamped {
-        header: ros::Header {
-            stamp: ros::Time::from_ns(state.stamp_ns),
-            frame_id: MAP_FRAME.into(),
-        },
+        header: header(state.stamp_ns, MAP_FRAME.into()),
         child_frame_id: base_link(&state.agent_id),
         transform: ros::Transform {
             translation: vector(state.pose.position),
@@ -271,10 +270,7 @@ pub fn sensor_transform(
         0.0
     };
     ros::TransformStamped {
-        header: ros::Header {
-            stamp: ros::Time::default(),
-            frame_id: base_link(agent),
-        },
+        header: header(0, base_link(agent)),
         child_frame_id: sensor_frame(agent, &spec.id),
         transform: ros::Transform {
             translation: ros::Vector3 { x, y, z },

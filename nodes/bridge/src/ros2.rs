@@ -85,24 +85,17 @@ pub struct RosSide {
 impl RosSide {
     /// Joins ROS domain `domain` as the node the settings name.
     pub fn new(settings: &Ros2Settings, domain: u32) -> Result<RosSide, RosSetupError> {
-        let participant = convoy_core::dds::participant(domain, true).map_err(|e| {
-            RosSetupError::Participant {
-                domain,
-                reason: e.to_string(),
-            }
-        })?;
+        let participant_error = |reason: String| RosSetupError::Participant { domain, reason };
+        let participant = convoy_core::dds::participant(domain, true)
+            .map_err(|e| participant_error(e.to_string()))?;
         // ros2-client's node creates `/parameter_events` itself, without a way to pass QoS:
         // its type hash comes from the participant (vendored rustdds change 21).
         participant.set_type_user_data(
             PARAMETER_EVENT_TYPE,
             format!("typehash={PARAMETER_EVENT_HASH};").into_bytes(),
         );
-        let context = Context::from_domain_participant(participant).map_err(|e| {
-            RosSetupError::Participant {
-                domain,
-                reason: e.to_string(),
-            }
-        })?;
+        let context = Context::from_domain_participant(participant)
+            .map_err(|e| participant_error(e.to_string()))?;
         let node_error = |reason: String| RosSetupError::Node {
             name: settings.node_name.clone(),
             reason,
@@ -124,13 +117,8 @@ impl RosSide {
         ros_name: &str,
         qos: RosQos,
     ) -> Result<rustdds::Topic, RosSetupError> {
-        let fail = |reason: String| RosSetupError::Topic {
-            topic: ros_name.to_string(),
-            type_name: M::TYPE_NAME,
-            reason,
-        };
         // Validates the name as ROS does.
-        Name::parse(ros_name).map_err(|e| fail(e.to_string()))?;
+        Name::parse(ros_name).map_err(topic_error::<M, _>(ros_name))?;
         self.context
             .domain_participant()
             .create_topic(
@@ -139,7 +127,7 @@ impl RosSide {
                 &qos.policies().with_user_data(M::user_data()),
                 TopicKind::NoKey,
             )
-            .map_err(|e| fail(e.to_string()))
+            .map_err(topic_error::<M, _>(ros_name))
     }
 
     pub fn publisher<M: RosMessage>(
@@ -150,11 +138,7 @@ impl RosSide {
         let topic = self.topic::<M>(ros_name, qos)?;
         self.node
             .create_publisher(&topic, None)
-            .map_err(|e| RosSetupError::Topic {
-                topic: ros_name.to_string(),
-                type_name: M::TYPE_NAME,
-                reason: e.to_string(),
-            })
+            .map_err(topic_error::<M, _>(ros_name))
     }
 
     pub fn subscription<M: RosMessage>(
@@ -165,15 +149,22 @@ impl RosSide {
         let topic = self.topic::<M>(ros_name, qos)?;
         self.node
             .create_subscription(&topic, None)
-            .map_err(|e| RosSetupError::Topic {
-                topic: ros_name.to_string(),
-                type_name: M::TYPE_NAME,
-                reason: e.to_string(),
-            })
+            .map_err(topic_error::<M, _>(ros_name))
     }
 
     /// The node's fully qualified name, as ROS graph tools show it.
     pub fn node_name(&self) -> String {
         self.node.fully_qualified_name()
+    }
+}
+
+/// What a failure to set up ROS topic `ros_name` of `M` becomes.
+fn topic_error<M: RosMessage, E: std::fmt::Display>(
+    ros_name: &str,
+) -> impl Fn(E) -> RosSetupError + '_ {
+    move |e| RosSetupError::Topic {
+        topic: ros_name.to_string(),
+        type_name: M::TYPE_NAME,
+        reason: e.to_string(),
     }
 }

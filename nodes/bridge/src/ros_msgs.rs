@@ -11,8 +11,6 @@
 //! tf2_msgs/TFMessage's worked out from TransformStamped's with the same algorithm), which a
 //! ROS 2 endpoint announces in its USER_DATA so graph tools show the type.
 
-use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
-use serde::ser::{SerializeTuple, Serializer};
 use serde::{Deserialize, Serialize};
 
 use convoy_core::messages::Message;
@@ -189,48 +187,11 @@ ros_message!(
     "RIHS01_9c45bf16fe0983d80e3cfe750d6835843d265a9a6c46bd2e609fcddde6fb8d2a"
 );
 
-/// A row-major 6x6 covariance (`float64[36]`): a fixed array, no length on the wire. serde
-/// derives stop at 32 elements, hence the hand-written tuple.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Covariance6(pub [f64; 36]);
-
-impl Default for Covariance6 {
-    fn default() -> Self {
-        Covariance6([0.0; 36])
-    }
-}
-
-impl Serialize for Covariance6 {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut t = serializer.serialize_tuple(36)?;
-        for v in &self.0 {
-            t.serialize_element(v)?;
-        }
-        t.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for Covariance6 {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Covariance6Visitor;
-        impl<'de> Visitor<'de> for Covariance6Visitor {
-            type Value = Covariance6;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("36 float64 values")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Covariance6, A::Error> {
-                let mut out = [0.0; 36];
-                for (i, v) in out.iter_mut().enumerate() {
-                    *v = seq
-                        .next_element()?
-                        .ok_or_else(|| A::Error::invalid_length(i, &self))?;
-                }
-                Ok(Covariance6(out))
-            }
-        }
-        deserializer.deserialize_tuple(36, Covariance6Visitor)
-    }
-}
+/// A row-major 6x6 covariance (`float64[36]`): a fixed array, no length on the wire. Six rows
+/// of six, because serde derives stop at 32 elements; CDR writes nested fixed arrays as the
+/// flat one.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Covariance6(pub [[f64; 6]; 6]);
 
 /// geometry_msgs/PoseWithCovariance.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

@@ -1,8 +1,11 @@
 //! Command-line arguments of `convoy` (clap derive). Values are validated here where clap can
 //! (ranges, lists), and by the command where it needs a file or the network.
 
+use std::fmt::Display;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use convoy_core::dds::MAX_DOMAIN_ID;
 use convoy_core::qos::QosSpec;
@@ -40,6 +43,37 @@ fn parse_domain(s: &str) -> Result<u32, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Fails unless a flag's value lies in `range`: "--duration 0 is out of range: use 0.1 to 3600
+/// seconds". NaN lies in no range.
+pub fn check_range<T: PartialOrd + Display>(
+    flag: &str,
+    value: T,
+    range: RangeInclusive<T>,
+    unit: &str,
+) -> anyhow::Result<()> {
+    if !range.contains(&value) {
+        let (low, high) = range.into_inner();
+        bail!("{flag} {value} is out of range: use {low} to {high} {unit}");
+    }
+    Ok(())
+}
+
+/// Fails unless a list flag has values and each lies in `range`.
+pub fn check_each<T: PartialOrd + Display + Copy>(
+    flag: &str,
+    values: &[T],
+    range: RangeInclusive<T>,
+    unit: &str,
+) -> anyhow::Result<()> {
+    if values.is_empty() {
+        bail!("{flag} is empty: give at least one value");
+    }
+    for &value in values {
+        check_range(flag, value, range.clone(), unit)?;
+    }
+    Ok(())
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Inspect topics on the domain: list, echo, hz
@@ -64,7 +98,8 @@ pub enum Command {
     Bench(BenchCommand),
 }
 
-#[derive(Debug, Clone, Args)]
+/// Also what the benches and `convoy launch` run a scenario with (`Default`: none set).
+#[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
     /// Scenario file (or a name under launch/scenarios/)
     pub scenario: PathBuf,

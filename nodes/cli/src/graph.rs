@@ -2,7 +2,7 @@
 //! with its node id, stop them all cleanly (SIGTERM, grace, SIGKILL) at the end or on Ctrl-C,
 //! and say which node failed. `convoy run` uses it; `convoy launch` builds on the same code.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::process::stop_child;
+use crate::process::{read_lines, stop_child, terminate};
 
 /// One node process to start.
 #[derive(Debug, Clone)]
@@ -59,21 +59,11 @@ pub fn sibling_binary(name: &str) -> Result<PathBuf> {
 }
 
 fn forward(node: String, stream: impl Read + Send + 'static, tx: Sender<NodeLine>) {
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines() {
-            let Ok(line) = line else { break };
-            // A node on an ssh terminal ends its lines with \r\n.
-            let line = line.trim_end_matches('\r').to_string();
-            if tx
-                .send(NodeLine {
-                    node: node.clone(),
-                    line,
-                })
-                .is_err()
-            {
-                break;
-            }
-        }
+    read_lines(stream, move |line| {
+        // A node on an ssh terminal ends its lines with \r\n.
+        let line = line.trim_end_matches('\r').to_string();
+        let node = node.clone();
+        tx.send(NodeLine { node, line }).is_ok()
     });
 }
 
@@ -159,14 +149,7 @@ impl Graph {
     /// SIGTERM to every node still running, a shared grace period, then SIGKILL.
     pub fn stop(&mut self) {
         for r in self.nodes.iter_mut() {
-            if let Ok(None) = r.child.try_wait() {
-                if let Ok(pid) = libc::pid_t::try_from(r.child.id()) {
-                    // SAFETY: kill(2) on our own unreaped child.
-                    unsafe {
-                        libc::kill(pid, libc::SIGTERM);
-                    }
-                }
-            }
+            terminate(&mut r.child);
         }
         let until = Instant::now() + self.grace;
         for r in self.nodes.iter_mut() {

@@ -66,17 +66,12 @@ pub struct RunSection {
     /// Scenario file, relative to the launch file.
     pub scenario: PathBuf,
     /// QoS library `FILE[::LIBRARY]`, FILE relative to the launch file.
-    #[serde(default)]
     pub qos: Option<String>,
-    #[serde(default)]
     pub mode: Option<ClockMode>,
-    #[serde(default)]
     pub exchange: Option<Exchange>,
     /// Simulated seconds to run; none: until Ctrl-C.
-    #[serde(default)]
     pub duration: Option<f64>,
     /// Frames to run; none: until Ctrl-C.
-    #[serde(default)]
     pub frames: Option<u64>,
 }
 
@@ -86,24 +81,19 @@ pub struct HostSpec {
     /// `local`, `netns:NAME` or `ssh://user@host`.
     pub address: String,
     /// Link conditions for experiments (netns hosts: applied by `convoy netns up`).
-    #[serde(default)]
     pub link: Option<LinkSpec>,
     /// netns hosts: the host's address on the bridge, `10.77.0.N/24`; derived when absent.
-    #[serde(default)]
     pub ip: Option<String>,
 }
 
+/// Every field defaults to 0: no delay, no loss, no rate limit.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct LinkSpec {
-    #[serde(default)]
     pub delay_ms: f64,
-    #[serde(default)]
     pub jitter_ms: f64,
-    #[serde(default)]
     pub loss_pct: f64,
     /// 0: unlimited.
-    #[serde(default)]
     pub rate_mbit: f64,
 }
 
@@ -126,16 +116,12 @@ pub struct NodeSpec {
     #[serde(default)]
     pub agents: Vec<String>,
     /// sensor nodes: the node's name (default: its role); bridge nodes: theirs (default ros2).
-    #[serde(default)]
     pub name: Option<String>,
     /// bridge nodes: the settings file (relative to the launch file).
-    #[serde(default)]
     pub config: Option<PathBuf>,
     /// sensor nodes: main or client (default main).
-    #[serde(default)]
     pub role: Option<SensorNodeRole>,
     /// sensor nodes: capacity (default 1.0).
-    #[serde(default)]
     pub capacity: Option<f64>,
 }
 
@@ -147,6 +133,18 @@ pub struct SensorNodeLaunch {
     pub capacity: f64,
     /// Host name.
     pub host: String,
+}
+
+impl SensorNodeLaunch {
+    /// A sensor node on this host with the default capacity, as `convoy run` starts them.
+    pub fn local(name: String, role: SensorNodeRole) -> SensorNodeLaunch {
+        SensorNodeLaunch {
+            name,
+            role,
+            capacity: 1.0,
+            host: "local".into(),
+        }
+    }
 }
 
 /// Where a host is.
@@ -261,25 +259,20 @@ impl LaunchFile {
 
         let mut hosts = BTreeMap::new();
         for (name, host) in &spec.hosts {
-            let address = HostAddress::parse(&host.address).map_err(|m| {
+            let host_error = |m: &str| {
                 invalid(
                     at(&format!("[hosts.{name}]")),
                     format!("host '{name}': {m}"),
                 )
-            })?;
+            };
+            let address = HostAddress::parse(&host.address).map_err(|m| host_error(&m))?;
             if let Some(link) = &host.link {
                 let values = [link.delay_ms, link.jitter_ms, link.loss_pct, link.rate_mbit];
                 if values.iter().any(|v| !(v.is_finite() && *v >= 0.0)) || link.loss_pct > 100.0 {
-                    return Err(invalid(
-                        at(&format!("[hosts.{name}]")),
-                        format!("host '{name}': link values must be >= 0 (loss_pct <= 100)"),
-                    ));
+                    return Err(host_error("link values must be >= 0 (loss_pct <= 100)"));
                 }
                 if !matches!(address, HostAddress::Netns(_)) {
-                    return Err(invalid(
-                        at(&format!("[hosts.{name}]")),
-                        format!("host '{name}': link conditions apply to netns hosts only"),
-                    ));
+                    return Err(host_error("link conditions apply to netns hosts only"));
                 }
             }
             hosts.insert(name.clone(), address);
@@ -295,43 +288,41 @@ impl LaunchFile {
         let mut sensor_nodes: Vec<SensorNodeLaunch> = Vec::new();
         let mut bridge_nodes: Vec<BridgeNodeLaunch> = Vec::new();
         for node in &spec.nodes {
-            let sensor_fields = node.role.is_some() || node.capacity.is_some();
-            if sensor_fields && node.kind != NodeKind::Sensor {
-                return Err(invalid(
-                    at(&format!("kind = \"{}\"", kind_name(node.kind))),
-                    format!(
-                        "role and capacity belong to sensor nodes, not to a {} node",
-                        kind_name(node.kind)
-                    ),
+            // Fields that belong to other kinds of node.
+            let kind = kind_name(node.kind);
+            let kind_line = at(&format!("kind = \"{kind}\""));
+            let misplaced =
+                |what: &str, line| invalid(line, format!("{what}, not to a {kind} node"));
+            if (node.role.is_some() || node.capacity.is_some()) && node.kind != NodeKind::Sensor {
+                return Err(misplaced(
+                    "role and capacity belong to sensor nodes",
+                    kind_line,
                 ));
             }
             if node.name.is_some() && !matches!(node.kind, NodeKind::Sensor | NodeKind::Bridge) {
-                return Err(invalid(
-                    at(&format!("kind = \"{}\"", kind_name(node.kind))),
-                    format!(
-                        "name belongs to sensor and bridge nodes, not to a {} node",
-                        kind_name(node.kind)
-                    ),
+                return Err(misplaced(
+                    "name belongs to sensor and bridge nodes",
+                    kind_line,
                 ));
             }
             if node.config.is_some() && node.kind != NodeKind::Bridge {
-                return Err(invalid(
-                    at("config"),
-                    format!(
-                        "config belongs to bridge nodes, not to a {} node",
-                        kind_name(node.kind)
-                    ),
-                ));
+                return Err(misplaced("config belongs to bridge nodes", at("config")));
             }
             if !node.agents.is_empty() && node.kind != NodeKind::Agent {
-                return Err(invalid(
-                    at(&format!("kind = \"{}\"", kind_name(node.kind))),
-                    format!(
-                        "agents belong to agent nodes, not to a {} node",
-                        kind_name(node.kind)
-                    ),
-                ));
+                return Err(misplaced("agents belong to agent nodes", kind_line));
             }
+            // Sensor and bridge nodes: a valid name that no other node of the kind has.
+            let check_name = |what, name: &str, taken: bool| {
+                let line = at(&format!("\"{name}\"")).max(kind_line);
+                convoy_core::topics::check_id(what, name)
+                    .map_err(|e| invalid(line, e.to_string()))?;
+                if taken {
+                    let message =
+                        format!("two {kind} nodes are named '{name}' (give each a `name`)");
+                    return Err(invalid(line, message));
+                }
+                Ok(())
+            };
             if !hosts.contains_key(&node.host) {
                 return Err(invalid(
                     at(&format!("\"{}\"", node.host)),
@@ -376,20 +367,13 @@ impl LaunchFile {
                 NodeKind::Sensor => {
                     let role = node.role.unwrap_or_default();
                     let name = node.name.clone().unwrap_or_else(|| role.to_string());
-                    let line = at(&format!("\"{name}\"")).max(at("kind = \"sensor\""));
-                    convoy_core::topics::check_id("sensor node name", &name)
-                        .map_err(|e| invalid(line, e.to_string()))?;
+                    let taken = sensor_nodes.iter().any(|s| s.name == name);
+                    check_name("sensor node name", &name, taken)?;
                     let capacity = node.capacity.unwrap_or(1.0);
                     if !(capacity.is_finite() && capacity > 0.0) {
                         return Err(invalid(
                             at("capacity"),
                             format!("sensor node '{name}': capacity = {capacity} must be positive"),
-                        ));
-                    }
-                    if sensor_nodes.iter().any(|s| s.name == name) {
-                        return Err(invalid(
-                            line,
-                            format!("two sensor nodes are named '{name}' (give each a `name`)"),
                         ));
                     }
                     sensor_nodes.push(SensorNodeLaunch {
@@ -401,15 +385,8 @@ impl LaunchFile {
                 }
                 NodeKind::Bridge => {
                     let name = node.name.clone().unwrap_or_else(|| "ros2".into());
-                    let line = at(&format!("\"{name}\"")).max(at("kind = \"bridge\""));
-                    convoy_core::topics::check_id("bridge node name", &name)
-                        .map_err(|e| invalid(line, e.to_string()))?;
-                    if bridge_nodes.iter().any(|b| b.name == name) {
-                        return Err(invalid(
-                            line,
-                            format!("two bridge nodes are named '{name}' (give each a `name`)"),
-                        ));
-                    }
+                    let taken = bridge_nodes.iter().any(|b| b.name == name);
+                    check_name("bridge node name", &name, taken)?;
                     let config = node.config.as_ref().map(|c| base.join(c));
                     if let Some(c) = &config {
                         if !c.is_file() {

@@ -3,7 +3,7 @@
 //! joined by a bridge with a multicast route, with per-host link conditions).
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use crate::launch::{HostAddress, LaunchFile, LinkSpec};
 use anyhow::{bail, Context, Result};
@@ -12,7 +12,7 @@ use convoy_core::qos::QosSpec;
 
 use crate::args::{LaunchArgs, RunArgs};
 use crate::graph::{run_until_done, NodeProcess};
-use crate::process::stop_flag;
+use crate::process::{run, stop_flag};
 use crate::run_cmd::scenario_nodes;
 
 /// The node processes of a launch file, each wrapped for its host.
@@ -26,9 +26,7 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         mode: run.mode.map(|m| format!("{m:?}").to_lowercase()),
         exchange: run.exchange.map(|e| format!("{e:?}").to_lowercase()),
         state_log: args.state_log.clone(),
-        bridge: false,
-        bridge_config: None,
-        coordinator_args: Vec::new(),
+        ..RunArgs::default()
     };
     let host_of = |node_id: &str| -> HostAddress {
         let host = host_name_of(launch, node_id);
@@ -100,7 +98,7 @@ pub fn launch(args: &LaunchArgs) -> Result<()> {
     }
     for (name, address) in &launch.hosts {
         if let HostAddress::Netns(ns) = address {
-            if !Path::new("/run/netns").join(ns).exists() {
+            if !netns_exists(ns) {
                 bail!(
                     "host '{name}' is netns:{ns}, which does not exist: run `convoy netns up {}` first",
                     args.file.display()
@@ -164,15 +162,22 @@ pub fn network(launch: &LaunchFile) -> Network {
     }
 }
 
-fn sh(args: &[&str]) -> Result<()> {
-    let status = Command::new(args[0])
-        .args(&args[1..])
-        .status()
-        .with_context(|| format!("cannot run {}", args[0]))?;
-    if !status.success() {
-        bail!("`{}` failed ({status})", args.join(" "));
-    }
-    Ok(())
+/// Whether the network namespace `ns` exists (`ip netns add` made it).
+pub fn netns_exists(ns: &str) -> bool {
+    Path::new("/run/netns").join(ns).exists()
+}
+
+/// Whether this (the root) namespace has a network link named `name`.
+fn link_exists(name: &str) -> bool {
+    Path::new("/sys/class/net").join(name).exists()
+}
+
+/// Runs one command line, split into words at spaces: the names here (generated, or checked
+/// netns names) have none, and an address with one is no address for `ip` either way.
+fn sh(line: &str) -> Result<()> {
+    let mut words = line.split_whitespace();
+    let program = words.next().context("an empty command line")?;
+    run(Command::new(program).args(words), &format!("`{line}`"))
 }
 
 /// Creates the namespaces, the bridge and the links; applies link conditions. Safe to repeat.
@@ -183,44 +188,26 @@ pub fn netns_up(file: &Path) -> Result<()> {
         println!("{}: no netns hosts", file.display());
         return Ok(());
     }
-    if !Path::new("/sys/class/net").join(&net.bridge).exists() {
-        sh(&["ip", "link", "add", &net.bridge, "type", "bridge"])?;
+    let bridge = &net.bridge;
+    if !link_exists(bridge) {
+        sh(&format!("ip link add {bridge} type bridge"))?;
     }
-    sh(&["ip", "link", "set", &net.bridge, "up"])?;
+    sh(&format!("ip link set {bridge} up"))?;
     for (name, ns, veth, ip, link) in &net.hosts {
-        if !Path::new("/run/netns").join(ns).exists() {
-            sh(&["ip", "netns", "add", ns])?;
+        if !netns_exists(ns) {
+            sh(&format!("ip netns add {ns}"))?;
         }
-        if !Path::new("/sys/class/net").join(veth).exists() {
-            sh(&[
-                "ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns,
-            ])?;
+        if !link_exists(veth) {
+            sh(&format!(
+                "ip link add {veth} type veth peer name eth0 netns {ns}"
+            ))?;
         }
-        sh(&["ip", "link", "set", veth, "master", &net.bridge, "up"])?;
-        sh(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
-        sh(&["ip", "-n", ns, "addr", "replace", ip, "dev", "eth0"])?;
-        sh(&[
-            "ip",
-            "-n",
-            ns,
-            "link",
-            "set",
-            "eth0",
-            "up",
-            "multicast",
-            "on",
-        ])?;
+        sh(&format!("ip link set {veth} master {bridge} up"))?;
+        sh(&format!("ip -n {ns} link set lo up"))?;
+        sh(&format!("ip -n {ns} addr replace {ip} dev eth0"))?;
+        sh(&format!("ip -n {ns} link set eth0 up multicast on"))?;
         // DDS discovery is multicast: route it onto the bridge.
-        sh(&[
-            "ip",
-            "-n",
-            ns,
-            "route",
-            "replace",
-            "224.0.0.0/4",
-            "dev",
-            "eth0",
-        ])?;
+        sh(&format!("ip -n {ns} route replace 224.0.0.0/4 dev eth0"))?;
         match link {
             Some(l) => {
                 apply_link(ns, l).with_context(|| format!("host {name}: link conditions"))?;
@@ -238,19 +225,19 @@ pub fn netns_down(file: &Path) -> Result<()> {
     let launch = LaunchFile::load(file)?;
     let net = network(&launch);
     for (_, ns, veth, _, _) in &net.hosts {
-        if Path::new("/run/netns").join(ns).exists() {
-            sh(&["ip", "netns", "del", ns])?;
+        if netns_exists(ns) {
+            sh(&format!("ip netns del {ns}"))?;
         }
         // Deleting the namespace usually takes the veth pair with it.
-        if Path::new("/sys/class/net").join(veth).exists() {
+        if link_exists(veth) {
             let _ = Command::new("ip")
                 .args(["link", "del", veth])
-                .stderr(std::process::Stdio::null())
+                .stderr(Stdio::null())
                 .status();
         }
     }
-    if Path::new("/sys/class/net").join(&net.bridge).exists() {
-        sh(&["ip", "link", "del", &net.bridge])?;
+    if link_exists(&net.bridge) {
+        sh(&format!("ip link del {}", net.bridge))?;
     }
     println!(
         "removed {} namespaces and bridge {}",
@@ -264,25 +251,16 @@ pub fn netns_down(file: &Path) -> Result<()> {
 /// otherwise loss through nftables (random drop of UDP) and rate through `tbf`, and a clear
 /// error for delay, which needs netem.
 fn apply_link(ns: &str, l: &LinkSpec) -> Result<()> {
+    let qdisc = format!("tc -n {ns} qdisc replace dev eth0 root");
     if Path::new("/sys/module/sch_netem").exists() || netem_available() {
-        let mut cmd: Vec<String> = [
-            "tc", "-n", ns, "qdisc", "replace", "dev", "eth0", "root", "netem",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        cmd.extend([
-            "delay".into(),
-            format!("{}ms", l.delay_ms),
-            format!("{}ms", l.jitter_ms),
-            "loss".into(),
-            format!("{}%", l.loss_pct),
-        ]);
+        let mut netem = format!(
+            "{qdisc} netem delay {}ms {}ms loss {}%",
+            l.delay_ms, l.jitter_ms, l.loss_pct
+        );
         if l.rate_mbit > 0.0 {
-            cmd.extend(["rate".into(), format!("{}mbit", l.rate_mbit)]);
+            netem += &format!(" rate {}mbit", l.rate_mbit);
         }
-        let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
-        return sh(&words);
+        return sh(&netem);
     }
     if l.delay_ms > 0.0 || l.jitter_ms > 0.0 {
         bail!(
@@ -291,11 +269,10 @@ fn apply_link(ns: &str, l: &LinkSpec) -> Result<()> {
         );
     }
     if l.rate_mbit > 0.0 {
-        let rate = format!("{}mbit", l.rate_mbit);
-        sh(&[
-            "tc", "-n", ns, "qdisc", "replace", "dev", "eth0", "root", "tbf", "rate", &rate,
-            "burst", "32kbit", "latency", "400ms",
-        ])?;
+        let rate = l.rate_mbit;
+        sh(&format!(
+            "{qdisc} tbf rate {rate}mbit burst 32kbit latency 400ms"
+        ))?;
     }
     if l.loss_pct > 0.0 {
         let per_10000 = (l.loss_pct * 100.0).round() as u32;
@@ -305,7 +282,7 @@ fn apply_link(ns: &str, l: &LinkSpec) -> Result<()> {
         );
         let mut child = Command::new("ip")
             .args(["netns", "exec", ns, "nft", "-f", "-"])
-            .stdin(std::process::Stdio::piped())
+            .stdin(Stdio::piped())
             .spawn()
             .context("cannot run nft (Debian package nftables)")?;
         if let Some(mut stdin) = child.stdin.take() {

@@ -50,7 +50,7 @@ pub fn run(cli: Cli) -> Result<()> {
         .context("cannot start the async runtime")?;
     match cli.command {
         Command::Topic(cmd) => {
-            let node = tool_node(cli.domain, cli.qos.as_ref())?;
+            let node = tool_node(cli.domain, cli.qos.as_ref(), "tool")?;
             match cmd {
                 TopicCommand::List(a) => topic_cmd::list(&node, &a),
                 TopicCommand::Echo(a) => topic_cmd::echo(&node, &a, &runtime),
@@ -60,21 +60,19 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Qos(QosCommand::Show(a)) => qos_cmd::show(&a),
         Command::Assignments(a) if a.plan.is_some() => assignments_cmd::plan(&a),
         Command::Assignments(a) => {
-            let node = tool_node(cli.domain, cli.qos.as_ref())?;
+            let node = tool_node(cli.domain, cli.qos.as_ref(), "tool")?;
             assignments_cmd::live(&node, &a)
         }
         Command::Run(a) => run_cmd::run(cli.domain, cli.qos.as_ref(), &a),
         Command::Launch(mut a) => {
             // The global --qos is the natural spelling; it overrides the file's QoS.
-            if a.qos.is_none() {
-                a.qos = cli.qos.clone();
-            }
+            a.qos = a.qos.or(cli.qos);
             launch_cmd::launch(&a)
         }
         Command::Netns(NetnsCommand::Up { file }) => launch_cmd::netns_up(&file),
         Command::Netns(NetnsCommand::Down { file }) => launch_cmd::netns_down(&file),
         Command::World(a) => {
-            let node = tool_node(cli.domain, cli.qos.as_ref())?;
+            let node = tool_node(cli.domain, cli.qos.as_ref(), "tool")?;
             world_cmd::run(&node, &a.command, a.timeout)
         }
         Command::Bench(cmd) => bench::run(cli.domain, cli.qos.as_ref(), &cmd),
@@ -89,8 +87,8 @@ pub fn load_qos(spec: Option<&QosSpec>) -> Result<Arc<QosSet>> {
     }))
 }
 
-/// The DDS node of a command-line tool: a unique id so several tools can run at once.
-pub fn tool_node(domain: u32, qos: Option<&QosSpec>) -> Result<Node> {
-    let id = format!("tool/{}", std::process::id());
+/// The DDS node of a command-line process, `ROLE/PID`: unique, so several can run at once.
+pub fn tool_node(domain: u32, qos: Option<&QosSpec>, role: &str) -> Result<Node> {
+    let id = format!("{role}/{}", std::process::id());
     Ok(Node::new(domain, &id, load_qos(qos)?)?)
 }

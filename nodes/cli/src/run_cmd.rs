@@ -17,21 +17,13 @@ use crate::process::stop_flag;
 
 /// Wraps a program and its arguments so that it runs on `host`.
 pub fn on_host(host: &HostAddress, id: &str, program: &Path, args: Vec<String>) -> NodeProcess {
-    match host {
-        HostAddress::Local => NodeProcess {
-            id: id.to_string(),
-            program: program.to_path_buf(),
-            args,
-        },
+    let (program, args) = match host {
+        HostAddress::Local => (program.to_path_buf(), args),
         HostAddress::Netns(name) => {
             let mut wrapped = vec!["netns".into(), "exec".into(), name.clone()];
             wrapped.push(program.display().to_string());
             wrapped.extend(args);
-            NodeProcess {
-                id: id.to_string(),
-                program: "ip".into(),
-                args: wrapped,
-            }
+            ("ip".into(), wrapped)
         }
         HostAddress::Ssh { user, host } => {
             let target = match user {
@@ -59,12 +51,13 @@ pub fn on_host(host: &HostAddress, id: &str, program: &Path, args: Vec<String>) 
             }
             ssh_args.push(target);
             ssh_args.push(words.join(" "));
-            NodeProcess {
-                id: id.to_string(),
-                program: "ssh".into(),
-                args: ssh_args,
-            }
+            ("ssh".into(), ssh_args)
         }
+    };
+    NodeProcess {
+        id: id.to_string(),
+        program,
+        args,
     }
 }
 
@@ -92,12 +85,13 @@ pub fn scenario_nodes(
     let path = resolve_path(&args.scenario);
     let scenario = Scenario::load(&path)?;
     // Absolute paths: a node may run on another host or in another working directory.
-    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let path = absolute(&path);
     let path_arg = path.display().to_string();
     let mut common = vec!["--domain".to_string(), domain.to_string()];
     if let Some(q) = qos {
         let mut q = q.clone();
-        q.path = std::fs::canonicalize(&q.path).unwrap_or(q.path);
+        q.path = absolute(&q.path);
         common.extend(["--qos".into(), q.to_string()]);
     }
     // Every node takes the same overrides (NodeArgs), so all of them see the same scenario.
@@ -121,29 +115,30 @@ pub fn scenario_nodes(
     // The coordinator waits for exactly the sensor nodes started here (none: it runs without).
     coordinator_args.extend(["--sensor-nodes".into(), sensors.len().to_string()]);
     coordinator_args.extend(args.coordinator_args.iter().cloned());
-    let mut nodes = vec![on_host(
-        &host_of(&NodeId::Coordinator.to_string()),
-        &NodeId::Coordinator.to_string(),
+    // Each node on its host; all but the coordinator take the scenario, then theirs, then common.
+    let place = |id: NodeId, program: &Path, args: Vec<String>| {
+        let id = id.to_string();
+        on_host(&host_of(&id), &id, program, args)
+    };
+    let mut nodes = vec![place(
+        NodeId::Coordinator,
         &sibling_binary("convoy-coordinator")?,
         coordinator_args,
     )];
+    let node_args = |own: Vec<String>| {
+        let mut all = vec![path_arg.clone()];
+        all.extend(own.into_iter().chain(common.iter().cloned()));
+        all
+    };
     let agent_bin = sibling_binary("convoy-agent")?;
     for id in scenario.agent_ids() {
-        let mut agent_args = vec![path_arg.clone(), "--id".into(), id.clone()];
-        agent_args.extend(common.iter().cloned());
-        let node_id = NodeId::agent(id).to_string();
-        nodes.push(on_host(
-            &host_of(&node_id),
-            &node_id,
-            &agent_bin,
-            agent_args,
-        ));
+        let own = vec!["--id".into(), id.clone()];
+        nodes.push(place(NodeId::agent(id), &agent_bin, node_args(own)));
     }
     if !sensors.is_empty() {
         let sensor_bin = sibling_binary("convoy-sensor")?;
         for s in sensors {
-            let mut sensor_args = vec![
-                path_arg.clone(),
+            let own = vec![
                 "--name".into(),
                 s.name.clone(),
                 "--role".into(),
@@ -151,14 +146,7 @@ pub fn scenario_nodes(
                 "--capacity".into(),
                 s.capacity.to_string(),
             ];
-            sensor_args.extend(common.iter().cloned());
-            let node_id = NodeId::sensor(&s.name).to_string();
-            nodes.push(on_host(
-                &host_of(&node_id),
-                &node_id,
-                &sensor_bin,
-                sensor_args,
-            ));
+            nodes.push(place(NodeId::sensor(&s.name), &sensor_bin, node_args(own)));
         }
     }
     if !bridges.is_empty() {
@@ -174,19 +162,11 @@ pub fn scenario_nodes(
                 hold_for_stack: None,
             }
             .settings(&scenario)?;
-            let mut bridge_args = vec![path_arg.clone(), "--name".into(), b.name.clone()];
+            let mut own = vec!["--name".into(), b.name.clone()];
             if let Some(config) = &b.config {
-                let config = std::fs::canonicalize(config).unwrap_or(config.clone());
-                bridge_args.extend(["--config".into(), config.display().to_string()]);
+                own.extend(["--config".into(), absolute(config).display().to_string()]);
             }
-            bridge_args.extend(common.iter().cloned());
-            let node_id = NodeId::bridge(&b.name).to_string();
-            nodes.push(on_host(
-                &host_of(&node_id),
-                &node_id,
-                &bridge_bin,
-                bridge_args,
-            ));
+            nodes.push(place(NodeId::bridge(&b.name), &bridge_bin, node_args(own)));
         }
     }
     Ok(nodes)
@@ -197,12 +177,7 @@ pub fn default_sensor_nodes(scenario: &Scenario) -> Vec<SensorNodeLaunch> {
     if scenario.agents.iter().all(|a| a.sensors.is_empty()) {
         return Vec::new();
     }
-    vec![SensorNodeLaunch {
-        name: "main".into(),
-        role: SensorNodeRole::Main,
-        capacity: 1.0,
-        host: "local".into(),
-    }]
+    vec![SensorNodeLaunch::local("main".into(), SensorNodeRole::Main)]
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {

@@ -10,19 +10,14 @@ use convoy_core::dds::{discovery, Node, SampleStream};
 use convoy_core::messages::{visit_type, Message, MessageVisitor};
 use convoy_core::topics::{KnownTopic, Topic};
 
-use crate::args::{EchoArgs, HzArgs, ListArgs};
+use crate::args::{check_range, EchoArgs, HzArgs, ListArgs};
 use crate::render;
 
 /// How long echo/hz wait for discovery to name a sensor topic's type.
 const TYPE_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub fn list(node: &Node, args: &ListArgs) -> Result<()> {
-    if !(0.0..=3600.0).contains(&args.wait) {
-        bail!(
-            "--wait {} is out of range: use 0 to 3600 seconds",
-            args.wait
-        );
-    }
+    check_range("--wait", args.wait, 0.0..=3600.0, "seconds")?;
     // Discovery has no "complete" signal: listen for the requested time.
     std::thread::sleep(Duration::from_secs_f64(args.wait));
     let topics = discovery::topics(node.participant());
@@ -125,24 +120,36 @@ fn topic_type(node: &Node, topic: &str) -> Result<String> {
     )
 }
 
-/// Subscribes to `topic` with the type discovery or the name gives, then runs `visitor`.
-fn with_topic_type<V: MessageVisitor<Output = Result<()>>>(
-    node: &Node,
-    topic: &str,
-    visitor: V,
-) -> Result<()> {
-    let type_name = topic_type(node, topic)?;
-    visit_type(&type_name, visitor).unwrap_or_else(|| {
-        bail!("topic '{topic}' carries type '{type_name}', which is not a convoy message type")
-    })
+/// What echo and hz do with a topic's samples once its type is known.
+trait SampleTask {
+    async fn run<M: Message>(self, samples: SampleStream<M>) -> Result<()>;
 }
 
-fn stream<M: Message>(node: &Node, topic: &str) -> Result<SampleStream<M>> {
-    let class = KnownTopic::parse(topic)?.class();
-    Ok(node
-        .subscriber::<M>(&Topic::new(topic, class))
-        .with_context(|| format!("cannot subscribe to '{topic}'"))?
-        .into_stream())
+/// Subscribes to `topic` with the type discovery or the name gives, then runs `task` on it.
+fn with_samples<T: SampleTask>(
+    node: &Node,
+    topic: &str,
+    runtime: &tokio::runtime::Runtime,
+    task: T,
+) -> Result<()> {
+    /// (node, topic, runtime, task)
+    struct Visit<'a, T>(&'a Node, &'a str, &'a tokio::runtime::Runtime, T);
+    impl<T: SampleTask> MessageVisitor for Visit<'_, T> {
+        type Output = Result<()>;
+        fn visit<M: Message>(self) -> Result<()> {
+            let Visit(node, topic, runtime, task) = self;
+            let class = KnownTopic::parse(topic)?.class();
+            let samples = node
+                .subscriber::<M>(&Topic::new(topic, class))
+                .with_context(|| format!("cannot subscribe to '{topic}'"))?
+                .into_stream();
+            runtime.block_on(task.run(samples))
+        }
+    }
+    let type_name = topic_type(node, topic)?;
+    visit_type(&type_name, Visit(node, topic, runtime, task)).unwrap_or_else(|| {
+        bail!("topic '{topic}' carries type '{type_name}', which is not a convoy message type")
+    })
 }
 
 fn stop_at(seconds: Option<f64>) -> Result<tokio::time::Instant> {
@@ -156,73 +163,57 @@ fn stop_at(seconds: Option<f64>) -> Result<tokio::time::Instant> {
 }
 
 pub fn echo(node: &Node, args: &EchoArgs, runtime: &tokio::runtime::Runtime) -> Result<()> {
-    struct Echo<'a> {
-        node: &'a Node,
-        args: &'a EchoArgs,
-        runtime: &'a tokio::runtime::Runtime,
-    }
-    impl MessageVisitor for Echo<'_> {
-        type Output = Result<()>;
-        fn visit<M: Message>(self) -> Result<()> {
-            let mut samples = stream::<M>(self.node, &self.args.topic)?;
-            let args = self.args;
+    struct Echo<'a>(&'a EchoArgs);
+    impl SampleTask for Echo<'_> {
+        async fn run<M: Message>(self, mut samples: SampleStream<M>) -> Result<()> {
+            let args = self.0;
             let stop = stop_at(args.timeout)?;
-            self.runtime.block_on(async {
-                let mut seen = 0u64;
-                loop {
-                    tokio::select! {
-                        sample = samples.next() => {
-                            let Some(sample) = sample else { break };
-                            if let Some(dir) = &args.save {
-                                let any: &dyn std::any::Any = &sample.value;
-                                if let Some(image) = any.downcast_ref::<convoy_core::messages::Image>() {
-                                    match crate::png_save::save(dir, image) {
-                                        Ok(path) => eprintln!("saved {}", path.display()),
-                                        Err(e) => eprintln!("cannot save frame {}: {e:#}", image.header.frame),
-                                    }
+            let mut seen = 0u64;
+            loop {
+                tokio::select! {
+                    sample = samples.next() => {
+                        let Some(sample) = sample else { break };
+                        if let Some(dir) = &args.save {
+                            let any: &dyn std::any::Any = &sample.value;
+                            if let Some(image) = any.downcast_ref::<convoy_core::messages::Image>() {
+                                match crate::png_save::save(dir, image) {
+                                    Ok(path) => eprintln!("saved {}", path.display()),
+                                    Err(e) => eprintln!("cannot save frame {}: {e:#}", image.header.frame),
                                 }
                             }
-                            if args.json {
-                                println!("{}", render::json_line(&sample.value));
-                            } else {
-                                println!("{}", render::text(&sample.value, args.truncate));
-                            }
-                            seen += 1;
-                            if args.count.is_some_and(|n| seen >= n) {
-                                break;
-                            }
                         }
-                        _ = sleep_until(stop) => break,
-                        _ = tokio::signal::ctrl_c() => break,
+                        if args.json {
+                            println!("{}", render::json_line(&sample.value));
+                        } else {
+                            println!("{}", render::text(&sample.value, args.truncate));
+                        }
+                        seen += 1;
+                        if args.count.is_some_and(|n| seen >= n) {
+                            break;
+                        }
                     }
+                    _ = sleep_until(stop) => break,
+                    _ = tokio::signal::ctrl_c() => break,
                 }
-                let errors = samples
-                    .stats()
-                    .decode_errors
-                    .load(std::sync::atomic::Ordering::Relaxed);
-                if errors > 0 {
-                    eprintln!(
-                        "{errors} samples on '{}' did not decode as {}",
-                        args.topic,
-                        M::TYPE_NAME
-                    );
-                }
-                if seen == 0 && args.count.is_some() {
-                    bail!("no sample on '{}' before the timeout", args.topic);
-                }
-                Ok(())
-            })
+            }
+            let errors = samples
+                .stats()
+                .decode_errors
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if errors > 0 {
+                eprintln!(
+                    "{errors} samples on '{}' did not decode as {}",
+                    args.topic,
+                    M::TYPE_NAME
+                );
+            }
+            if seen == 0 && args.count.is_some() {
+                bail!("no sample on '{}' before the timeout", args.topic);
+            }
+            Ok(())
         }
     }
-    with_topic_type(
-        node,
-        &args.topic,
-        Echo {
-            node,
-            args,
-            runtime,
-        },
-    )
+    with_samples(node, &args.topic, runtime, Echo(args))
 }
 
 /// Inter-arrival statistics over a sliding window, as `ros2 topic hz` prints them.
@@ -277,59 +268,46 @@ impl RateWindow {
 }
 
 pub fn hz(node: &Node, args: &HzArgs, runtime: &tokio::runtime::Runtime) -> Result<()> {
-    struct Hz<'a> {
-        node: &'a Node,
-        args: &'a HzArgs,
-        runtime: &'a tokio::runtime::Runtime,
-    }
-    impl MessageVisitor for Hz<'_> {
-        type Output = Result<()>;
-        fn visit<M: Message>(self) -> Result<()> {
-            let mut samples = stream::<M>(self.node, &self.args.topic)?;
-            let args = self.args;
+    struct Hz<'a>(&'a HzArgs);
+    impl SampleTask for Hz<'_> {
+        async fn run<M: Message>(self, mut samples: SampleStream<M>) -> Result<()> {
+            let args = self.0;
             let stop = stop_at(args.duration)?;
-            self.runtime.block_on(async {
-                    let mut window = RateWindow::new(args.window);
-                    let mut report = tokio::time::interval(Duration::from_secs(1));
-                    report.tick().await;
-                    let mut printed = false;
-                    loop {
-                        tokio::select! {
-                            sample = samples.next() => {
-                                if sample.is_none() { break; }
-                                window.arrival(Instant::now());
+            let mut window = RateWindow::new(args.window);
+            let mut report = tokio::time::interval(Duration::from_secs(1));
+            report.tick().await;
+            let mut printed = false;
+            loop {
+                tokio::select! {
+                    sample = samples.next() => {
+                        if sample.is_none() { break; }
+                        window.arrival(Instant::now());
+                    }
+                    _ = report.tick() => {
+                        match window.summary() {
+                            Some((rate, min, max, std, n)) => {
+                                printed = true;
+                                println!(
+                                    "average rate: {rate:.3}\n\tmin: {min:.6}s max: {max:.6}s std dev: {std:.6}s window: {n}"
+                                );
                             }
-                            _ = report.tick() => {
-                                match window.summary() {
-                                    Some((rate, min, max, std, n)) => {
-                                        printed = true;
-                                        println!(
-                                            "average rate: {rate:.3}\n\tmin: {min:.6}s max: {max:.6}s std dev: {std:.6}s window: {n}"
-                                        );
-                                    }
-                                    None => println!("no new messages on '{}'", args.topic),
-                                }
-                            }
-                            _ = sleep_until(stop) => break,
-                            _ = tokio::signal::ctrl_c() => break,
+                            None => println!("no new messages on '{}'", args.topic),
                         }
                     }
-                    if !printed {
-                        bail!("fewer than two samples on '{}': no rate to report", args.topic);
-                    }
-                    Ok(())
-            })
+                    _ = sleep_until(stop) => break,
+                    _ = tokio::signal::ctrl_c() => break,
+                }
+            }
+            if !printed {
+                bail!(
+                    "fewer than two samples on '{}': no rate to report",
+                    args.topic
+                );
+            }
+            Ok(())
         }
     }
-    with_topic_type(
-        node,
-        &args.topic,
-        Hz {
-            node,
-            args,
-            runtime,
-        },
-    )
+    with_samples(node, &args.topic, runtime, Hz(args))
 }
 
 #[cfg(test)]

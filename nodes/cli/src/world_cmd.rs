@@ -10,7 +10,7 @@ use convoy_core::messages::{
 };
 use convoy_core::topics;
 
-use crate::args::WorldCommandArgs;
+use crate::args::{check_range, WorldCommandArgs};
 
 /// Builds the command a user typed.
 pub fn command(args: &WorldCommandArgs) -> WorldCommand {
@@ -112,9 +112,7 @@ pub fn send(node: &Node, command: WorldCommand, timeout: Duration) -> Result<Wor
 }
 
 pub fn run(node: &Node, args: &WorldCommandArgs, timeout: f64) -> Result<()> {
-    if !(0.1..=600.0).contains(&timeout) {
-        bail!("--timeout {timeout} is out of range (0.1 to 600 s)");
-    }
+    check_range("--timeout", timeout, 0.1..=600.0, "seconds")?;
     let reply = send(node, command(args), Duration::from_secs_f64(timeout))?;
     match reply.status {
         ReplyStatus::Success => {

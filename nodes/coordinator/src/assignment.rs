@@ -12,7 +12,7 @@
 use convoy_core::node::SensorNodeRole;
 use std::collections::BTreeMap;
 
-use convoy_core::scenario::{Distribution, Scenario};
+use convoy_core::scenario::{Distribution, Scenario, SensorSpec};
 
 /// The load a main node carries before any sensor (SVL's overhead).
 pub const MAIN_OVERHEAD: f64 = 0.15;
@@ -52,20 +52,25 @@ pub struct Plan {
     pub unplaced: Vec<(String, String)>,
 }
 
+impl SensorDemand {
+    /// What sensor `spec` of `agent` asks of the assignment.
+    pub fn of(agent: &str, spec: &SensorSpec) -> SensorDemand {
+        SensorDemand {
+            agent: agent.to_string(),
+            sensor: spec.id.clone(),
+            distribution: spec.distribution,
+            load: spec.load,
+            pin: spec.pin.clone(),
+        }
+    }
+}
+
 /// Every sensor of every agent in the scenario.
 pub fn demands(scenario: &Scenario) -> Vec<SensorDemand> {
     scenario
         .agents
         .iter()
-        .flat_map(|a| {
-            a.sensors.iter().map(move |s| SensorDemand {
-                agent: a.id.clone(),
-                sensor: s.id.clone(),
-                distribution: s.distribution,
-                load: s.load,
-                pin: s.pin.clone(),
-            })
-        })
+        .flat_map(|a| a.sensors.iter().map(|s| SensorDemand::of(&a.id, s)))
         .collect()
 }
 

@@ -1,7 +1,7 @@
 //! The lockstep barrier of one frame, as plain data: who owes what for frame N, who is late.
 
 use convoy_core::node::NodeId;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 /// What frame N is waiting for: FrameDone N from every member and (relay) AgentState N.
@@ -120,9 +120,6 @@ impl Barrier {
         self.owed_done.iter().cloned().collect()
     }
 }
-
-/// Frame states kept for relay: frame -> agent -> state.
-pub type StateBook<S> = BTreeMap<u64, BTreeMap<String, S>>;
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::scenario::Scenario;
 use convoy_core::schedule::SensorSchedule;
 
-use crate::assignment::{assign, demands, SensorDemand, SensorNode};
+use crate::assignment::{assign, SensorDemand, SensorNode};
 
 /// A sensor node as the registry knows it, in the assignment's terms; None for other nodes.
 pub fn as_sensor_node(status: &NodeStatus) -> Option<SensorNode> {
@@ -56,7 +56,6 @@ pub struct Resumed {
 #[derive(Debug)]
 struct Entry {
     demand: SensorDemand,
-    rate: f64,
     schedule: SensorSchedule,
     /// Current owner (sensor node name) and epoch; None until placed.
     owner: Option<String>,
@@ -78,40 +77,29 @@ pub struct SensorBook {
 
 impl SensorBook {
     pub fn new(scenario: &Scenario) -> SensorBook {
-        let rates: BTreeMap<(String, String), f64> = scenario
-            .agents
-            .iter()
-            .flat_map(|a| {
-                a.sensors
-                    .iter()
-                    .map(|s| ((a.id.clone(), s.id.clone()), s.rate))
-            })
-            .collect();
-        let entries = demands(scenario)
-            .into_iter()
-            .filter_map(|d| {
-                let rate = *rates.get(&(d.agent.clone(), d.sensor.clone()))?;
+        let mut entries = BTreeMap::new();
+        for agent in &scenario.agents {
+            for spec in &agent.sensors {
                 // Scenario validation has checked the rate.
-                let schedule = SensorSchedule::new(rate).ok()?;
-                let key = SensorKey {
-                    agent_id: d.agent.clone(),
-                    sensor_id: d.sensor.clone(),
+                let Ok(schedule) = SensorSchedule::new(spec.rate) else {
+                    continue;
                 };
-                Some((
-                    key,
-                    Entry {
-                        demand: d,
-                        rate,
-                        schedule,
-                        owner: None,
-                        epoch: 0,
-                        last_served: None,
-                        missed: 0,
-                        moved: false,
-                    },
-                ))
-            })
-            .collect();
+                let key = SensorKey {
+                    agent_id: agent.id.clone(),
+                    sensor_id: spec.id.clone(),
+                };
+                let entry = Entry {
+                    demand: SensorDemand::of(&agent.id, spec),
+                    schedule,
+                    owner: None,
+                    epoch: 0,
+                    last_served: None,
+                    missed: 0,
+                    moved: false,
+                };
+                entries.insert(key, entry);
+            }
+        }
         SensorBook {
             entries,
             due: Vec::new(),
@@ -120,10 +108,6 @@ impl SensorBook {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
     }
 
     /// How many sensors each node runs now.
@@ -155,10 +139,6 @@ impl SensorBook {
             epoch: e.epoch,
             load: e.demand.load,
         })
-    }
-
-    pub fn rate(&self, key: &SensorKey) -> Option<f64> {
-        self.entries.get(key).map(|e| e.rate)
     }
 
     /// Places every sensor without a live owner on `nodes` (the live sensor nodes), keeping
@@ -288,28 +268,7 @@ mod tests {
     use super::*;
 
     fn scenario() -> Scenario {
-        let text = r#"
-[scenario]
-name = "book"
-dt = 0.05
-[[agents]]
-id = "ego"
-start = { x = 0.0, y = 0.0 }
-[agents.controller]
-kind = "external"
-[[agents.sensors]]
-id = "imu"
-kind = "imu"
-rate = 20.0
-distribution = "main_only"
-load = 0.1
-[[agents.sensors]]
-id = "radar"
-kind = "radar"
-rate = 10.0
-distribution = "client_only"
-load = 0.3
-"#;
+        let text = include_str!("../tests/fixtures/book.toml");
         Scenario::from_str(text, "book.toml").expect("test scenario")
     }
 

@@ -35,6 +35,17 @@ pub struct KindSpec {
     pub outputs: &'static [OutputSpec],
 }
 
+impl OutputSpec {
+    /// The name of this output's topic for `agent`'s sensor `sensor`.
+    pub fn topic_name(&self, agent: &str, sensor: &str) -> String {
+        if self.suffix.is_empty() {
+            topics::sensor_name(agent, sensor)
+        } else {
+            topics::sensor_output_name(agent, sensor, self.suffix)
+        }
+    }
+}
+
 const fn main_output(message: &'static str, ros: Option<&'static str>) -> OutputSpec {
     OutputSpec {
         suffix: "",
@@ -135,11 +146,7 @@ pub fn sensor_topics(agent: &str, spec: &SensorSpec) -> Vec<SensorTopic> {
         .iter()
         .filter(|output| (output.published)(spec))
         .map(|output| SensorTopic {
-            name: if output.suffix.is_empty() {
-                topics::sensor_name(agent, &spec.id)
-            } else {
-                topics::sensor_output_name(agent, &spec.id, output.suffix)
-            },
+            name: output.topic_name(agent, &spec.id),
             suffix: output.suffix,
             message: output.message,
             ros_name: output.ros.map(|ros| format!("/{agent}/{}/{ros}", spec.id)),
@@ -150,6 +157,7 @@ pub fn sensor_topics(agent: &str, spec: &SensorSpec) -> Vec<SensorTopic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::messages::TYPE_NAMES;
 
     #[test]
     fn the_catalogue_follows_sensor_kind_and_names_read_back() {
@@ -163,6 +171,9 @@ mod tests {
                 "{}: main topic first",
                 entry.name
             );
+            for output in entry.outputs {
+                assert!(TYPE_NAMES.contains(&output.message), "{}", output.message);
+            }
         }
         assert_eq!(SensorKind::from_name("sonar"), None);
     }

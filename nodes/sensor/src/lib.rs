@@ -26,3 +26,37 @@ pub mod sampling;
 pub use convoy_core::schedule::{ScheduleError, SensorSchedule};
 pub use dispatcher::{Dispatcher, DispatcherError, DropCounts, PublisherId};
 pub use noise::Noise;
+
+/// The scenarios unit tests share (tests/fixtures/).
+#[cfg(test)]
+mod fixtures {
+    use convoy_core::messages::{AgentState, Pose, Quat, Vec3};
+    use convoy_core::scenario::Scenario;
+
+    const TWO_CARS: &str = include_str!("../tests/fixtures/two_cars.toml");
+
+    /// Ego at the origin facing +x (a radar and odometry on it), car_2 20 m ahead.
+    pub fn two_cars() -> Scenario {
+        Scenario::from_str(TWO_CARS, "two_cars.toml").expect("two_cars.toml")
+    }
+
+    /// [`two_cars`] in a yard walled 30 m away on every side.
+    pub fn walled_yard() -> Scenario {
+        let walls = include_str!("../tests/fixtures/yard_walls.toml");
+        Scenario::from_str(&format!("{TWO_CARS}\n{walls}"), "walled_yard.toml").expect("walls")
+    }
+
+    /// `agent`'s state in `frame`: standing at (x, y) on the ground (the default box is 1.5 m
+    /// high), facing +x.
+    pub fn state(agent: &str, frame: u64, x: f64, y: f64) -> AgentState {
+        AgentState {
+            agent_id: agent.into(),
+            frame,
+            pose: Pose {
+                position: Vec3::new(x, y, 0.75),
+                orientation: Quat::IDENTITY,
+            },
+            ..AgentState::default()
+        }
+    }
+}

@@ -291,71 +291,7 @@ pub fn points(cloud: &PointCloud) -> Vec<Point> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use convoy_core::messages::{Pose as PoseMsg, Quat, Vec3};
-
-    /// Two cars in a walled yard: ego at the origin facing +x, car_2 `ahead` metres in front;
-    /// walls 30 m away on every side, 20 m high, so every ray hits something.
-    fn scenario(walls: bool) -> Scenario {
-        let mut text = String::from(
-            r#"
-[scenario]
-name = "lidar"
-dt = 0.1
-seed = 7
-[map]
-ground_half_extents = [100.0, 100.0]
-"#,
-        );
-        if walls {
-            text.push_str(
-                r#"
-[[map.boxes]]
-center = [30.5, 0.0, 10.0]
-half_extents = [0.5, 31.0, 10.0]
-[[map.boxes]]
-center = [-30.5, 0.0, 10.0]
-half_extents = [0.5, 31.0, 10.0]
-[[map.boxes]]
-center = [0.0, 30.5, 10.0]
-half_extents = [31.0, 0.5, 10.0]
-[[map.boxes]]
-center = [0.0, -30.5, 10.0]
-half_extents = [31.0, 0.5, 10.0]
-"#,
-            );
-        }
-        text.push_str(
-            r#"
-[[agents]]
-id = "ego"
-start = { x = 0.0, y = 0.0, yaw = 0.0 }
-[agents.controller]
-kind = "external"
-[[agents.sensors]]
-id = "roof"
-kind = "lidar"
-rate = 10.0
-[[agents]]
-id = "car_2"
-start = { x = 10.0, y = 0.0, yaw = 0.0 }
-[agents.controller]
-kind = "external"
-"#,
-        );
-        Scenario::from_str(&text, "lidar.toml").expect("scenario")
-    }
-
-    fn state(agent: &str, x: f64, y: f64, z: f64) -> AgentState {
-        AgentState {
-            agent_id: agent.into(),
-            frame: 3,
-            pose: PoseMsg {
-                position: Vec3 { x, y, z },
-                orientation: Quat::new(0.0, 0.0, 0.0, 1.0),
-            },
-            ..AgentState::default()
-        }
-    }
+    use crate::fixtures::{state, two_cars, walled_yard};
 
     fn params(channels: u32, columns: u32, noise: f64) -> LidarParams {
         LidarParams {
@@ -371,23 +307,31 @@ kind = "external"
         }
     }
 
-    fn header() -> SensorHeader {
-        SensorHeader {
+    /// The scan of frame `frame` (seed 7), its noise stream named as the node names it.
+    fn scan(
+        scene: &mut LidarScene,
+        ego: &AgentState,
+        others: &[AgentState],
+        p: &LidarParams,
+        frame: u64,
+    ) -> PointCloud {
+        let header = SensorHeader {
             agent: "ego".into(),
             sensor: "roof".into(),
-            frame: 3,
+            frame,
             stamp_ns: 300_000_000,
             seq: 0,
-        }
+        };
+        scene.scan(ego, others, p, 7, &format!("ego/roof#{frame}"), header)
     }
 
     #[test]
     fn a_wall_at_distance_d_returns_points_at_d() {
-        let mut scene = LidarScene::new(&scenario(true));
-        let ego = state("ego", 0.0, 0.0, 0.75);
+        let mut scene = LidarScene::new(&walled_yard());
+        let ego = state("ego", 3, 0.0, 0.0);
         let p = params(16, 360, 1.0);
         // car_2 parked out of the way: only the walls and the ground.
-        let cloud = scene.scan(&ego, &[], &p, 7, "ego/roof#3", header());
+        let cloud = scan(&mut scene, &ego, &[], &p, 3);
         let pts = points(&cloud);
         // The rings nearest level, straight ahead: the wall's face is the plane x = 30 (the
         // sensor is at x = 0), so each of their points has x = 30 up to the noise.
@@ -403,10 +347,10 @@ kind = "external"
 
     #[test]
     fn every_ring_has_a_point_per_column_in_a_closed_yard() {
-        let mut scene = LidarScene::new(&scenario(true));
-        let ego = state("ego", 0.0, 0.0, 0.75);
+        let mut scene = LidarScene::new(&walled_yard());
+        let ego = state("ego", 3, 0.0, 0.0);
         let p = params(8, 256, 1.0);
-        let cloud = scene.scan(&ego, &[], &p, 7, "ego/roof#3", header());
+        let cloud = scan(&mut scene, &ego, &[], &p, 3);
         let pts = points(&cloud);
         assert_eq!(cloud.point_count as usize, pts.len());
         for ring in 0..8u16 {
@@ -420,11 +364,11 @@ kind = "external"
 
     #[test]
     fn nothing_beyond_max_range() {
-        let mut scene = LidarScene::new(&scenario(false));
-        let ego = state("ego", 0.0, 0.0, 0.75);
+        let mut scene = LidarScene::new(&two_cars());
+        let ego = state("ego", 3, 0.0, 0.0);
         let mut p = params(16, 180, 1.0);
         p.max_range = 20.0;
-        let cloud = scene.scan(&ego, &[], &p, 7, "ego/roof#3", header());
+        let cloud = scan(&mut scene, &ego, &[], &p, 3);
         let pts = points(&cloud);
         // No walls: only the downward rays hit (the ground) and only within 20 m.
         assert!(!pts.is_empty());
@@ -437,18 +381,11 @@ kind = "external"
 
     #[test]
     fn the_other_car_shows_up_where_it_is_and_the_own_box_does_not() {
-        let mut scene = LidarScene::new(&scenario(false));
-        let ego = state("ego", 0.0, 0.0, 0.75);
-        let car = state("car_2", 10.0, 0.0, 0.75);
+        let mut scene = LidarScene::new(&two_cars());
+        let ego = state("ego", 3, 0.0, 0.0);
+        let car = state("car_2", 3, 10.0, 0.0);
         let p = params(16, 720, 0.0);
-        let cloud = scene.scan(
-            &ego,
-            std::slice::from_ref(&car),
-            &p,
-            7,
-            "ego/roof#3",
-            header(),
-        );
+        let cloud = scan(&mut scene, &ego, std::slice::from_ref(&car), &p, 3);
         let pts = points(&cloud);
         // The car's rear face is 10 - 2.25 m ahead (default half length 2.25 m).
         let on_car: Vec<&Point> = pts
@@ -462,7 +399,7 @@ kind = "external"
             "nearest x {nearest}"
         );
         // Without the car there, nothing returns from that place.
-        let empty = scene.scan(&ego, &[], &p, 7, "ego/roof#3", header());
+        let empty = scan(&mut scene, &ego, &[], &p, 3);
         assert!(!points(&empty)
             .iter()
             .any(|q| q.x > 5.0 && q.x < 12.5 && q.y.abs() < 1.5 && q.z > -1.0));
@@ -474,13 +411,13 @@ kind = "external"
 
     #[test]
     fn a_scan_is_the_same_every_time() {
-        let mut scene = LidarScene::new(&scenario(true));
-        let ego = state("ego", 1.0, 2.0, 0.75);
+        let mut scene = LidarScene::new(&walled_yard());
+        let ego = state("ego", 3, 1.0, 2.0);
         let p = params(16, 512, 1.0);
-        let a = scene.scan(&ego, &[], &p, 7, "ego/roof#3", header());
-        let b = scene.scan(&ego, &[], &p, 7, "ego/roof#3", header());
+        let a = scan(&mut scene, &ego, &[], &p, 3);
+        let b = scan(&mut scene, &ego, &[], &p, 3);
         assert_eq!(a, b);
-        let other_frame = scene.scan(&ego, &[], &p, 7, "ego/roof#4", header());
+        let other_frame = scan(&mut scene, &ego, &[], &p, 4);
         assert_ne!(a.data, other_frame.data, "the noise is drawn per frame");
     }
 }

@@ -2,6 +2,7 @@
 //! what noise, stamped how. Pure functions, so a test can check that a sample is made from the
 //! states of its own frame.
 
+use std::any::Any;
 use std::cell::RefCell;
 
 use convoy_core::messages::{
@@ -31,6 +32,9 @@ pub const RADAR_SIGMA: RadarSigma = RadarSigma {
     radial_velocity: 0.05,
 };
 
+/// A message of a sensor topic, of the type the sensor catalogue names for it.
+pub type AnyMessage = Box<dyn Any + Send>;
+
 /// One sample of any kind this module makes.
 #[derive(Debug)]
 pub enum Sample {
@@ -40,7 +44,7 @@ pub enum Sample {
     Radar(RadarScan),
     Lidar(PointCloud),
     /// Colour, and depth / semantic classes when the sensor asks for them: rendered, and
-    /// being read back until [`CameraSample::finish`] (the publishing job calls it).
+    /// being read back until [`Sample::into_messages`] (the publishing job calls it).
     Camera(Box<CameraSample>),
 }
 
@@ -68,19 +72,33 @@ pub struct CameraSample {
 }
 
 impl CameraSample {
-    /// Waits for the read-back and makes the frame's messages.
-    pub fn finish(self) -> Result<CameraFrame, CameraError> {
-        let images = self.pending.wait()?;
-        Ok(camera_frame(images, self.depth, self.semantic, self.header))
+    /// Waits for the read-back and makes the frame's images, in catalogue order: rgb8, then
+    /// 32FC1 depth and mono8 classes when the sensor asks for them.
+    fn finish(self) -> Result<Vec<Option<AnyMessage>>, CameraError> {
+        let CameraImages {
+            width,
+            height,
+            rgb,
+            depth,
+            class,
+        } = self.pending.wait()?;
+        let image = |encoding: &str, step: u32, data: Vec<u8>| -> AnyMessage {
+            Box::new(Image {
+                header: self.header.clone(),
+                width,
+                height,
+                encoding: encoding.into(),
+                step,
+                data,
+            })
+        };
+        let depth = self.depth.then(|| {
+            let bytes = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
+            image("32FC1", width * 4, bytes)
+        });
+        let semantic = self.semantic.then(|| image("mono8", width, class));
+        Ok(vec![Some(image("rgb8", width * 3, rgb)), depth, semantic])
     }
-}
-
-/// One camera frame as messages: rgb8 always, 32FC1 depth and mono8 classes on request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CameraFrame {
-    pub rgb: Image,
-    pub depth: Option<Image>,
-    pub semantic: Option<Image>,
 }
 
 /// The renderer and what it draws, one per sensor node.
@@ -90,6 +108,22 @@ pub struct CameraRig {
 }
 
 impl Sample {
+    /// The sample's messages, one per output of its kind in the sensor catalogue (main topic
+    /// first), None for an output it does not carry. A camera's first wait for the read-back.
+    pub fn into_messages(self) -> Result<Vec<Option<AnyMessage>>, CameraError> {
+        fn one(message: impl Any + Send) -> Vec<Option<AnyMessage>> {
+            vec![Some(Box::new(message))]
+        }
+        Ok(match self {
+            Sample::Imu(m) => one(m),
+            Sample::Gnss(m) => one(m),
+            Sample::Odometry(m) => one(m),
+            Sample::Radar(m) => one(m),
+            Sample::Lidar(m) => one(m),
+            Sample::Camera(pending) => pending.finish()?,
+        })
+    }
+
     pub fn header(&self) -> &SensorHeader {
         match self {
             Sample::Imu(m) => &m.header,
@@ -100,11 +134,6 @@ impl Sample {
             Sample::Camera(m) => &m.header,
         }
     }
-}
-
-/// The agents a sensor of `kind` needs the frame's states of, besides its own.
-pub fn needs_others(kind: SensorKind) -> bool {
-    kind.spec().sees_others
 }
 
 /// What one sample is made from: the tick, the own agent's state of that frame, its previous
@@ -240,85 +269,11 @@ fn half_extents_of(scenario: &Scenario, agent: &str) -> [f64; 3] {
     )
 }
 
-/// A rendered view as convoy Image messages.
-fn camera_frame(
-    images: CameraImages,
-    want_depth: bool,
-    want_semantic: bool,
-    header: SensorHeader,
-) -> CameraFrame {
-    let CameraImages {
-        width,
-        height,
-        rgb,
-        depth,
-        class,
-    } = images;
-    let image = |encoding: &str, step: u32, data: Vec<u8>| Image {
-        header: header.clone(),
-        width,
-        height,
-        encoding: encoding.into(),
-        step,
-        data,
-    };
-    CameraFrame {
-        depth: want_depth.then(|| {
-            let bytes = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
-            image("32FC1", width * 4, bytes)
-        }),
-        semantic: want_semantic.then(|| image("mono8", width, class)),
-        rgb: image("rgb8", width * 3, rgb),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use convoy_core::messages::{Pose, Quat, Twist, Vec3};
-
-    fn scenario() -> Scenario {
-        let text = r#"
-[scenario]
-name = "rt"
-dt = 0.05
-[[agents]]
-id = "ego"
-start = { x = 0.0, y = 0.0 }
-[agents.controller]
-kind = "external"
-[[agents.sensors]]
-id = "radar"
-kind = "radar"
-rate = 20.0
-noise = 0.0
-[[agents.sensors]]
-id = "odom"
-kind = "odometry"
-rate = 20.0
-[[agents]]
-id = "other"
-start = { x = 20.0, y = 0.0 }
-[agents.controller]
-kind = "external"
-"#;
-        Scenario::from_str(text, "rt.toml").expect("test scenario")
-    }
-
-    fn state(agent: &str, frame: u64, x: f64) -> AgentState {
-        AgentState {
-            agent_id: agent.into(),
-            frame,
-            stamp_ns: frame as i64 * 50_000_000,
-            pose: Pose {
-                position: Vec3::new(x, 0.0, 0.5),
-                orientation: Quat::IDENTITY,
-            },
-            twist: Twist::default(),
-            accel: Vec3::default(),
-            extents: Vec3::new(2.0, 1.0, 0.75),
-        }
-    }
+    use crate::fixtures::{state, two_cars as scenario};
+    use convoy_core::messages::{visit_type, Message, MessageVisitor};
 
     fn tick(frame: u64) -> Tick {
         Tick {
@@ -326,8 +281,20 @@ kind = "external"
             sim_time_ns: frame as i64 * 50_000_000,
             dt_ns: 50_000_000,
             paused: false,
-            agents: vec!["ego".into(), "other".into()],
+            agents: vec!["ego".into(), "car_2".into()],
             states: Vec::new(),
+        }
+    }
+
+    /// The input of a frame without a previous state, a lidar scene or a camera.
+    fn input<'a>(tick: &'a Tick, own: &'a AgentState, others: &'a [AgentState]) -> FrameInput<'a> {
+        FrameInput {
+            tick,
+            own,
+            previous: None,
+            others,
+            scene: None,
+            camera: None,
         }
     }
 
@@ -336,22 +303,9 @@ kind = "external"
         let sc = scenario();
         let spec = &sc.agents[0].sensors[1];
         let t = tick(7);
-        let own = state("ego", 7, 3.25);
-        let s = make_sample(
-            &sc,
-            "ego",
-            spec,
-            &FrameInput {
-                tick: &t,
-                own: &own,
-                previous: None,
-                others: &[],
-                scene: None,
-                camera: None,
-            },
-            4,
-        )
-        .expect("odometry is supported");
+        let own = state("ego", 7, 3.25, 0.0);
+        let s =
+            make_sample(&sc, "ego", spec, &input(&t, &own, &[]), 4).expect("odometry is supported");
         assert_eq!(s.header().frame, 7);
         assert_eq!(s.header().stamp_ns, 350_000_000);
         assert_eq!(s.header().seq, 4);
@@ -366,22 +320,10 @@ kind = "external"
         let sc = scenario();
         let spec = &sc.agents[0].sensors[0];
         let t = tick(3);
-        let own = state("ego", 3, 0.0);
-        let others = [state("other", 3, 20.0)];
-        let Some(Sample::Radar(scan)) = make_sample(
-            &sc,
-            "ego",
-            spec,
-            &FrameInput {
-                tick: &t,
-                own: &own,
-                previous: None,
-                others: &others,
-                scene: None,
-                camera: None,
-            },
-            0,
-        ) else {
+        let own = state("ego", 3, 0.0, 0.0);
+        let others = [state("car_2", 3, 20.0, 0.0)];
+        let Some(Sample::Radar(scan)) = make_sample(&sc, "ego", spec, &input(&t, &own, &others), 0)
+        else {
             panic!("no radar scan")
         };
         assert_eq!(scan.detections.len(), 1);
@@ -394,25 +336,43 @@ kind = "external"
         let mut spec = sc.agents[0].sensors[0].clone();
         spec.noise = 1.0;
         let t = tick(5);
-        let own = state("ego", 5, 0.0);
-        let others = [state("other", 5, 20.0)];
-        let input = FrameInput {
-            tick: &t,
-            own: &own,
-            previous: None,
-            others: &others,
-            scene: None,
-            camera: None,
-        };
-        let a = make_sample(&sc, "ego", &spec, &input, 0);
-        let b = make_sample(&sc, "ego", &spec, &input, 0);
+        let own = state("ego", 5, 0.0, 0.0);
+        let others = [state("car_2", 5, 20.0, 0.0)];
+        let a = make_sample(&sc, "ego", &spec, &input(&t, &own, &others), 0);
+        let b = make_sample(&sc, "ego", &spec, &input(&t, &own, &others), 0);
         assert_eq!(a, b);
         let t6 = tick(6);
-        let c = make_sample(&sc, "ego", &spec, &FrameInput { tick: &t6, ..input }, 0);
+        let c = make_sample(&sc, "ego", &spec, &input(&t6, &own, &others), 0);
         let range = |s: Option<Sample>| match s {
             Some(Sample::Radar(r)) => r.detections[0].range,
             _ => f64::NAN,
         };
         assert_ne!(range(a), range(c), "another frame draws other noise");
+    }
+
+    /// The node writes a sample's messages on the topics the catalogue lists, by position.
+    #[test]
+    fn messages_follow_the_catalogue_outputs() {
+        struct Is<'a>(&'a AnyMessage);
+        impl MessageVisitor for Is<'_> {
+            type Output = bool;
+            fn visit<M: Message>(self) -> bool {
+                self.0.is::<M>()
+            }
+        }
+        let sc = scenario();
+        let t = tick(3);
+        let own = state("ego", 3, 0.0, 0.0);
+        let others = [state("car_2", 3, 20.0, 0.0)];
+        for spec in &sc.agents[0].sensors {
+            let sample = make_sample(&sc, "ego", spec, &input(&t, &own, &others), 0);
+            let messages = sample.expect("made").into_messages().expect("no read-back");
+            let outputs = spec.kind.spec().outputs;
+            assert_eq!(messages.len(), outputs.len(), "{:?}", spec.kind);
+            for (output, message) in outputs.iter().zip(&messages) {
+                let message = message.as_ref().expect("every output of the kind");
+                assert_eq!(visit_type(output.message, Is(message)), Some(true));
+            }
+        }
     }
 }

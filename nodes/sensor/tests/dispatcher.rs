@@ -1,8 +1,8 @@
 //! Dispatcher behaviour: every drop reason, on_done always once, clean shutdown. Jobs are held
 //! running with channels, never with sleeps; every wait is bounded.
 
-use convoy_sensor::{Dispatcher, DropCounts};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use convoy_sensor::{Dispatcher, DropCounts, PublisherId};
+use std::sync::mpsc::{channel, Sender};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -15,24 +15,39 @@ fn done_to(tx: &Sender<bool>) -> Box<dyn FnOnce(bool) + Send> {
     })
 }
 
-/// A job that says it started, then waits until released, then succeeds.
-fn held_job(started: &Sender<()>) -> (Box<dyn FnOnce() -> bool + Send>, Sender<()>) {
-    let started = started.clone();
-    let (release_tx, release_rx): (Sender<()>, Receiver<()>) = channel();
+/// Queues a job of `publisher` that holds a worker until released (the returned sender),
+/// then succeeds and reports to `done`; returns once the job runs.
+fn hold(d: &Dispatcher, publisher: PublisherId, done: &Sender<bool>) -> Sender<()> {
+    let (started_tx, started_rx) = channel();
+    let (release_tx, release_rx) = channel::<()>();
     let job = Box::new(move || {
-        let _ = started.send(());
+        let _ = started_tx.send(());
         release_rx.recv_timeout(WAIT).is_ok()
     });
-    (job, release_tx)
+    assert!(d.try_queue(publisher, job, done_to(done)));
+    started_rx.recv_timeout(WAIT).unwrap();
+    release_tx
+}
+
+/// Queues a job of `publisher` and checks that it is published.
+fn assert_published(d: &Dispatcher, publisher: PublisherId) {
+    let (tx, rx) = channel();
+    assert!(d.try_queue(publisher, Box::new(|| true), done_to(&tx)));
+    assert_eq!(rx.recv_timeout(WAIT), Ok(true));
+}
+
+/// Queues a job of `publisher` and checks that it is dropped at once, on_done(false) already
+/// run.
+fn assert_dropped(d: &Dispatcher, publisher: PublisherId) {
+    let (tx, rx) = channel();
+    assert!(!d.try_queue(publisher, Box::new(|| true), done_to(&tx)));
+    assert_eq!(rx.try_recv(), Ok(false));
 }
 
 #[test]
 fn publishes_and_reports_success() {
     let d = Dispatcher::new(2, 8).unwrap();
-    let p = d.register_publisher();
-    let (tx, rx) = channel();
-    assert!(d.try_queue(p, Box::new(|| true), done_to(&tx)));
-    assert_eq!(rx.recv_timeout(WAIT), Ok(true));
+    assert_published(&d, d.register_publisher());
     // Counters are updated before on_done runs.
     assert_eq!(
         d.counts(),
@@ -54,29 +69,19 @@ fn busy_token_drops_next_message_of_same_publisher_only() {
     let d = Dispatcher::new(2, 8).unwrap();
     let a = d.register_publisher();
     let b = d.register_publisher();
-    let (started_tx, started_rx) = channel();
     let (done_tx, done_rx) = channel();
-    let (job, release) = held_job(&started_tx);
-    assert!(d.try_queue(a, job, done_to(&done_tx)));
-    started_rx.recv_timeout(WAIT).unwrap();
+    let release = hold(&d, a, &done_tx);
 
-    // Same publisher while its job runs: dropped at once, on_done(false) already ran.
-    let (tx2, rx2) = channel();
-    assert!(!d.try_queue(a, Box::new(|| true), done_to(&tx2)));
-    assert_eq!(rx2.try_recv(), Ok(false));
+    // Same publisher while its job runs: dropped at once.
+    assert_dropped(&d, a);
     assert_eq!(d.counts().token_busy, 1);
-
     // Another publisher is not affected.
-    let (tx3, rx3) = channel();
-    assert!(d.try_queue(b, Box::new(|| true), done_to(&tx3)));
-    assert_eq!(rx3.recv_timeout(WAIT), Ok(true));
+    assert_published(&d, b);
 
     release.send(()).unwrap();
     assert_eq!(done_rx.recv_timeout(WAIT), Ok(true));
     // Token free again.
-    let (tx4, rx4) = channel();
-    assert!(d.try_queue(a, Box::new(|| true), done_to(&tx4)));
-    assert_eq!(rx4.recv_timeout(WAIT), Ok(true));
+    assert_published(&d, a);
     let c = d.counts();
     assert_eq!((c.published, c.token_busy), (3, 1));
 }
@@ -87,15 +92,10 @@ fn token_is_busy_while_queued_too() {
     let d = Dispatcher::new(1, 8).unwrap();
     let a = d.register_publisher();
     let b = d.register_publisher();
-    let (started_tx, started_rx) = channel();
     let (done_tx, done_rx) = channel();
-    let (job, release) = held_job(&started_tx);
-    assert!(d.try_queue(a, job, done_to(&done_tx)));
-    started_rx.recv_timeout(WAIT).unwrap();
+    let release = hold(&d, a, &done_tx);
     assert!(d.try_queue(b, Box::new(|| true), done_to(&done_tx)));
-    let (tx, rx) = channel();
-    assert!(!d.try_queue(b, Box::new(|| true), done_to(&tx)));
-    assert_eq!(rx.try_recv(), Ok(false));
+    assert_dropped(&d, b);
     assert_eq!(d.counts().token_busy, 1);
     release.send(()).unwrap();
     assert_eq!(done_rx.recv_timeout(WAIT), Ok(true));
@@ -108,25 +108,18 @@ fn full_queue_drops() {
     let a = d.register_publisher();
     let b = d.register_publisher();
     let c = d.register_publisher();
-    let (started_tx, started_rx) = channel();
     let (done_tx, done_rx) = channel();
-    let (job, release) = held_job(&started_tx);
-    assert!(d.try_queue(a, job, done_to(&done_tx)));
     // a's job is off the queue and running on the only worker.
-    started_rx.recv_timeout(WAIT).unwrap();
+    let release = hold(&d, a, &done_tx);
     assert!(d.try_queue(b, Box::new(|| true), done_to(&done_tx)));
     assert_eq!(d.queued(), 1);
-    let (tx, rx) = channel();
-    assert!(!d.try_queue(c, Box::new(|| true), done_to(&tx)));
-    assert_eq!(rx.try_recv(), Ok(false));
+    assert_dropped(&d, c);
     assert_eq!(d.counts().queue_full, 1);
     release.send(()).unwrap();
     assert_eq!(done_rx.recv_timeout(WAIT), Ok(true));
     assert_eq!(done_rx.recv_timeout(WAIT), Ok(true));
     // The dropped job's token was never taken.
-    let (tx2, rx2) = channel();
-    assert!(d.try_queue(c, Box::new(|| true), done_to(&tx2)));
-    assert_eq!(rx2.recv_timeout(WAIT), Ok(true));
+    assert_published(&d, c);
 }
 
 #[test]
@@ -135,13 +128,10 @@ fn paused_drops_until_resumed() {
     let p = d.register_publisher();
     d.set_paused(true);
     assert!(d.is_paused());
-    let (tx, rx) = channel();
-    assert!(!d.try_queue(p, Box::new(|| true), done_to(&tx)));
-    assert_eq!(rx.try_recv(), Ok(false));
+    assert_dropped(&d, p);
     assert_eq!(d.counts().paused, 1);
     d.set_paused(false);
-    assert!(d.try_queue(p, Box::new(|| true), done_to(&tx)));
-    assert_eq!(rx.recv_timeout(WAIT), Ok(true));
+    assert_published(&d, p);
 }
 
 #[test]
@@ -154,8 +144,7 @@ fn failing_or_panicking_job_is_publisher_error() {
     assert!(d.try_queue(p, Box::new(|| panic!("publisher blew up")), done_to(&tx)));
     assert_eq!(rx.recv_timeout(WAIT), Ok(false));
     // The worker survived and the token was released.
-    assert!(d.try_queue(p, Box::new(|| true), done_to(&tx)));
-    assert_eq!(rx.recv_timeout(WAIT), Ok(true));
+    assert_published(&d, p);
     let c = d.counts();
     assert_eq!((c.publisher_error, c.published), (2, 1));
 }
@@ -182,11 +171,7 @@ fn drop_runs_queued_jobs_and_joins() {
     let (tx, rx) = channel();
     {
         let d = Dispatcher::new(1, 16).unwrap();
-        let (started_tx, started_rx) = channel();
-        let first = d.register_publisher();
-        let (job, release) = held_job(&started_tx);
-        assert!(d.try_queue(first, job, done_to(&tx)));
-        started_rx.recv_timeout(WAIT).unwrap();
+        let release = hold(&d, d.register_publisher(), &tx);
         for _ in 0..5 {
             let p = d.register_publisher();
             assert!(d.try_queue(p, Box::new(|| true), done_to(&tx)));

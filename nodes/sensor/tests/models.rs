@@ -1,6 +1,6 @@
 //! Sensor models against hand-computed values, noiseless so they are exact.
 
-use convoy_core::messages::{AgentState, Pose, Quat, SensorHeader, Twist, Vec3};
+use convoy_core::messages::{AgentState, Imu, Pose, Quat, SensorHeader, Twist, Vec3};
 use convoy_core::scenario::GeoOrigin;
 use convoy_sensor::models::{self, GnssSigma, ImuSigma, RadarSigma, GRAVITY, WGS84_A, WGS84_E2};
 use convoy_sensor::Noise;
@@ -45,10 +45,22 @@ fn close3(a: Vec3, b: Vec3, tol: f64) -> bool {
 
 // ---- imu -----------------------------------------------------------------------------------
 
+/// A noiseless IMU sample of `now`, `dt` after `previous`.
+fn imu(now: &AgentState, previous: &AgentState, dt: f64) -> Imu {
+    models::imu(
+        now,
+        previous,
+        dt,
+        header(),
+        &mut noise(),
+        ImuSigma::default(),
+    )
+}
+
 #[test]
 fn imu_at_rest_reads_gravity_up() {
     let s = agent("ego", Vec3::ZERO, 0.7, Vec3::ZERO);
-    let m = models::imu(&s, &s, 0.01, header(), &mut noise(), ImuSigma::default());
+    let m = imu(&s, &s, 0.01);
     assert!(close3(
         m.linear_acceleration,
         Vec3::new(0.0, 0.0, GRAVITY),
@@ -65,14 +77,7 @@ fn imu_acceleration_and_yaw_rate_in_body_frame() {
     let prev = agent("ego", Vec3::ZERO, FRAC_PI_2, Vec3::new(0.0, 10.0, 0.0));
     let mut now = agent("ego", Vec3::ZERO, FRAC_PI_2, Vec3::new(0.0, 10.2, 0.0));
     now.twist.angular = Vec3::new(0.0, 0.0, 0.5);
-    let m = models::imu(
-        &now,
-        &prev,
-        0.1,
-        header(),
-        &mut noise(),
-        ImuSigma::default(),
-    );
+    let m = imu(&now, &prev, 0.1);
     // Forward is body x.
     assert!(close3(
         m.linear_acceleration,
@@ -87,7 +92,7 @@ fn imu_body_frame_roll_rate() {
     // Facing west, rolling about the world's -x axis: that is the body's +x (forward) axis.
     let mut s = agent("ego", Vec3::ZERO, PI, Vec3::ZERO);
     s.twist.angular = Vec3::new(-0.3, 0.0, 0.0);
-    let m = models::imu(&s, &s, 0.01, header(), &mut noise(), ImuSigma::default());
+    let m = imu(&s, &s, 0.01);
     assert!(close3(m.angular_velocity, Vec3::new(0.3, 0.0, 0.0), 1e-12));
 }
 
@@ -95,7 +100,7 @@ fn imu_body_frame_roll_rate() {
 fn imu_first_sample_uses_state_accel() {
     let mut s = agent("ego", Vec3::ZERO, 0.0, Vec3::ZERO);
     s.accel = Vec3::new(1.0, 0.0, 0.0);
-    let m = models::imu(&s, &s, 0.0, header(), &mut noise(), ImuSigma::default());
+    let m = imu(&s, &s, 0.0);
     assert!(close3(
         m.linear_acceleration,
         Vec3::new(1.0, 0.0, GRAVITY),

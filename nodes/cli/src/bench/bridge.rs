@@ -7,13 +7,12 @@
 //! samples; images/s and points/s are counted on both sides.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use convoy_bridge::config::sensor_outputs;
 use convoy_bridge::ros_msgs::{self, dds_topic};
 use convoy_core::dds::Node;
@@ -22,16 +21,18 @@ use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{SensorKind, SensorSpec};
 use convoy_core::topics::{Topic, TopicClass};
 
-use super::latency::percentile;
 use super::payload::{wall_ns, BenchPayload, Shape};
-use crate::args::BridgeBenchArgs;
+use super::{per_second, ScratchDir, Stats};
+use crate::args::{check_range, BridgeBenchArgs};
 use crate::graph::sibling_binary;
-use crate::process::stop_child;
+use crate::process::{spawn_until_ready, StopOnDrop};
 
 /// The bench's agent and sensor names (the bridge's ROS topics follow from them).
 const AGENT: &str = "bench";
 const CAMERA: &str = "cam";
 const LIDAR: &str = "lidar";
+/// How long convoy-bridge may take to say it is ready.
+const BRIDGE_READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One side's arrivals: (stamp, latency, arrival) per distinct sample.
 #[derive(Default)]
@@ -53,35 +54,21 @@ impl Arrivals {
     fn summary(&self, from_ns: i64) -> (usize, f64, f64, f64) {
         let counted: Vec<&(i64, f64, Instant)> =
             self.samples.iter().filter(|s| s.0 >= from_ns).collect();
-        let mut latencies: Vec<f64> = counted.iter().map(|s| s.1).collect();
-        latencies.sort_by(f64::total_cmp);
-        let n = latencies.len();
-        let rate = match (counted.first(), counted.last()) {
-            (Some(a), Some(b)) if n > 1 && b.2 > a.2 => (n - 1) as f64 / (b.2 - a.2).as_secs_f64(),
+        let n = counted.len();
+        let span = match (counted.first(), counted.last()) {
+            (Some(a), Some(b)) => b.2.saturating_duration_since(a.2).as_secs_f64(),
             _ => 0.0,
         };
-        (
-            n,
-            rate,
-            percentile(&latencies, 0.5),
-            percentile(&latencies, 0.99),
-        )
-    }
-}
-
-/// The bridge process, stopped on drop.
-struct BridgeProcess(Child);
-
-impl Drop for BridgeProcess {
-    fn drop(&mut self) {
-        stop_child(&mut self.0, Duration::from_secs(5));
+        let latency = Stats::of(counted.iter().map(|s| s.1).collect());
+        let rate = per_second(n.saturating_sub(1) as f64, span);
+        (n, rate, latency.p50, latency.p99)
     }
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result<()> {
+    check_range("--warmup", args.warmup, 0.0..=600.0, "seconds")?;
     let shape = args.payload;
-    let dir = std::env::temp_dir().join(format!("convoy-bench-bridge-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let dir = ScratchDir::new("convoy-bench-bridge")?;
     let (sensor, kind, extra) = match shape {
         Shape::Image { width, height } => (
             CAMERA,
@@ -94,9 +81,8 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result
             format!("channels = {rings}\ncolumns = {points}\n"),
         ),
     };
-    let scenario = dir.join("scenario.toml");
-    std::fs::write(
-        &scenario,
+    let scenario = dir.write(
+        "scenario.toml",
         format!(
             "[scenario]\nname = \"bench_bridge\"\nseed = 1\ndt = 0.05\n\n[[agents]]\nid = \
              \"{AGENT}\"\nstart = {{ x = 0.0, y = 0.0 }}\ncontroller = {{ kind = \"external\" \
@@ -105,9 +91,8 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result
         ),
     )?;
     // x, y, z, intensity float32 in and out: the bytes cross unchanged.
-    let settings = dir.join("bridge.toml");
-    std::fs::write(
-        &settings,
+    let settings = dir.write(
+        "bridge.toml",
         "[ros2]\nnode_name = \"convoy_bench_bridge\"\npoint_cloud = \"xyzi\"\n",
     )?;
     let mut command = Command::new(sibling_binary("convoy-bridge")?);
@@ -121,23 +106,13 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result
             "--config",
         ])
         .arg(&settings)
-        .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if let Some(q) = qos {
         command.args(["--qos", &q.to_string()]);
     }
-    let mut child = command.spawn().context("cannot start convoy-bridge")?;
-    let stdout = child.stdout.take().context("bridge stdout")?;
-    let bridge = BridgeProcess(child);
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.contains(" ready: ") => break,
-            Some(Ok(_)) => continue,
-            _ => bail!("convoy-bridge stopped before it was ready"),
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
+    let ready = |line: &str| line.contains(" ready: ");
+    let bridge = spawn_until_ready(&mut command, "convoy-bridge", BRIDGE_READY_TIMEOUT, ready)?;
+    let bridge = StopOnDrop(bridge, Duration::from_secs(5));
 
     let spec = SensorSpec::new(sensor, kind, 10.0);
     let output = sensor_outputs(AGENT, &spec)
@@ -161,7 +136,6 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &BridgeBenchArgs) -> Result
         )?,
     };
     drop(bridge);
-    let _ = std::fs::remove_dir_all(&dir);
     let points = match shape {
         Shape::Cloud { rings, points } => f64::from(rings * points),
         Shape::Image { .. } => 0.0,
@@ -216,31 +190,26 @@ fn measure<In: BenchPayload, Out: BenchPayload>(
         "{shape}: {bytes} bytes x {} at {} Hz, {convoy_topic} -> convoy-bridge -> {ros_topic}",
         args.count, args.rate
     );
-    let publish = |seq: u64| -> Result<()> {
-        writer.write(In::build(shape, seq, wall_ns(), vec![fill(seq); bytes]))?;
+    let period = Duration::from_secs_f64(1.0 / args.rate.max(0.1));
+    // Writes a sample every period, numbered on from the last, while `more(written so far)`.
+    let mut seq = 0u64;
+    let mut send = |more: &dyn Fn(u64) -> bool| -> Result<()> {
+        let (mut next, mut written) = (Instant::now(), 0);
+        while more(written) {
+            writer.write(In::build(shape, seq, wall_ns(), vec![fill(seq); bytes]))?;
+            (seq, written) = (seq + 1, written + 1);
+            next += period;
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
         Ok(())
     };
-    let period = Duration::from_secs_f64(1.0 / args.rate.max(0.1));
     // Warm-up: discovery of both readers and of the bridge's path (not counted).
     let warm_until = Instant::now() + Duration::from_secs_f64(args.warmup);
-    let mut next = Instant::now();
-    let mut seq = 0u64;
-    while Instant::now() < warm_until {
-        publish(seq)?;
-        seq += 1;
-        next += period;
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-    }
+    send(&|_| Instant::now() < warm_until)?;
     // Let the warm-up samples drain, then count from here.
     std::thread::sleep(Duration::from_millis(300));
     let counted_from = wall_ns();
-    next = Instant::now();
-    for _ in 0..args.count {
-        publish(seq)?;
-        seq += 1;
-        next += period;
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-    }
+    send(&|written| written < args.count)?;
     std::thread::sleep(Duration::from_secs(1));
     stop.store(true, Ordering::Relaxed);
     let collect = |h: std::thread::JoinHandle<Result<Arrivals>>| -> Result<Arrivals> {

@@ -2,7 +2,7 @@
 //! whichever reader it runs: convoy's, CycloneDDS's or rclpy's) and convoy's own reader, the
 //! `--role sink` process ([`sink`]). The sink protocol is in the parent module's docs.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
@@ -17,10 +17,10 @@ use convoy_core::topics::{Topic, TopicClass};
 
 use super::images::{topic_for, WARMUP_SEQ};
 use super::payload::{wall_ns, BenchPayload, Pattern, Shape};
+use super::ConvoyArgs;
 use crate::args::{ImageReader, ImagesBenchArgs};
 use crate::launch::HostAddress;
-use crate::process::{stop_child, stop_flag};
-use crate::run_cmd::on_host;
+use crate::process::{read_lines, stop_child, stop_flag};
 
 /// The rclpy reader, run with `--python` (`python -c`), so the bench needs no file on disk.
 const RCLPY_SINK: &str = include_str!("rclpy_sink.py");
@@ -51,29 +51,32 @@ impl Sink {
         args: &ImagesBenchArgs,
         shape: Shape,
         topic: &str,
-        reliable: bool,
+        reliability: &str,
         depth: u32,
     ) -> Result<Sink> {
-        let reliability = if reliable { "reliable" } else { "best-effort" };
+        // The foreign readers' arguments: DOMAIN TOPIC KIND RELIABILITY DEPTH COUNT BYTES.
+        let foreign = |topic: &str| {
+            [
+                domain.to_string(),
+                topic.to_string(),
+                shape.kind().to_string(),
+                reliability.to_string(),
+                depth.to_string(),
+                args.count.to_string(),
+                shape.bytes().to_string(),
+            ]
+        };
         let mut command = match args.reader {
             ImageReader::Convoy => {
-                let exe = std::env::current_exe().context("cannot find the convoy executable")?;
-                let mut words: Vec<String> = vec!["--domain".into(), domain.to_string()];
-                if let Some(spec) = qos {
-                    words.extend(["--qos".into(), spec.to_string()]);
-                }
-                words.extend(["bench", "images", "--role", "sink", "--payload"].map(String::from));
-                words.push(shape.to_string());
-                words.extend(["--count".into(), args.count.to_string()]);
-                words.extend(["--timeout".into(), args.timeout.to_string()]);
                 let host = match &args.sink_netns {
                     Some(ns) => HostAddress::Netns(ns.clone()),
                     None => HostAddress::Local,
                 };
-                let node = on_host(&host, "sink", &exe, words);
-                let mut c = Command::new(node.program);
-                c.args(node.args);
-                c
+                ConvoyArgs::new(domain, qos, &["bench", "images", "--role", "sink"])
+                    .flag("--payload", shape)
+                    .flag("--count", args.count)
+                    .flag("--timeout", args.timeout)
+                    .command(&host, "sink")?
             }
             ImageReader::Cyclone => {
                 let program = args.cyclone_sink.clone().ok_or_else(|| {
@@ -83,41 +86,13 @@ impl Sink {
                     )
                 })?;
                 let mut c = Command::new(program);
-                let kind = match shape {
-                    Shape::Image { .. } => "image",
-                    Shape::Cloud { .. } => "cloud",
-                };
-                c.args([
-                    &domain.to_string(),
-                    topic,
-                    kind,
-                    reliability,
-                    &depth.to_string(),
-                    &args.count.to_string(),
-                ]);
-                c.args([&shape.bytes().to_string()]);
+                c.args(foreign(topic));
                 c
             }
             ImageReader::Rclpy => {
                 let mut c = Command::new(&args.python);
-                let kind = match shape {
-                    Shape::Image { .. } => "image",
-                    Shape::Cloud { .. } => "cloud",
-                };
-                let ros_topic = topic.trim_start_matches("rt");
-                c.args([
-                    "-c",
-                    RCLPY_SINK,
-                    &domain.to_string(),
-                    ros_topic,
-                    kind,
-                    reliability,
-                ]);
-                c.args([
-                    &depth.to_string(),
-                    &args.count.to_string(),
-                    &shape.bytes().to_string(),
-                ]);
+                c.args(["-c", RCLPY_SINK])
+                    .args(foreign(topic.trim_start_matches("rt")));
                 c
             }
         };
@@ -135,14 +110,7 @@ impl Sink {
         let stdout = child.stdout.take().context("reader has no stdout")?;
         let stdin = child.stdin.take();
         let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send((Instant::now(), line)).is_err() {
-                    break;
-                }
-            }
-        });
+        read_lines(stdout, move |line| tx.send((Instant::now(), line)).is_ok());
         Ok(Sink {
             child,
             stdin,
@@ -233,11 +201,7 @@ pub(super) fn sink(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs) -
     let Some(&shape) = args.payload.first() else {
         bail!("--role sink needs one --payload");
     };
-    let node = Node::new(
-        domain,
-        &format!("bench/images-sink/{}", std::process::id()),
-        crate::load_qos(qos)?,
-    )?;
+    let node = crate::tool_node(domain, qos, "bench/images-sink")?;
     let topic = topic_for(shape, ImageReader::Convoy);
     match shape {
         Shape::Image { .. } => sink_loop::<messages::Image>(&node, &topic, shape, args),
@@ -292,7 +256,7 @@ fn sink_loop<M: BenchPayload>(
             writeln!(
                 out,
                 "RECV {seq} {:.1} {}",
-                (now - stamp) as f64 / 1000.0,
+                now.saturating_sub(stamp) as f64 / 1000.0,
                 u8::from(whole)
             )?;
             received += 1;

@@ -15,7 +15,6 @@
 //! `RECV <seq> <latency_us> <whole 0|1>` per sample; `DONE` at exit. The sink exits after
 //! `--count` samples, or a grace period after its stdin closes (the writer is done).
 
-use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -23,16 +22,15 @@ use anyhow::{anyhow, bail, Context, Result};
 use convoy_bridge::ros_msgs;
 use convoy_core::dds::{Node, Publisher};
 use convoy_core::messages;
-use convoy_core::qos::{QosSpec, Reliability};
+use convoy_core::qos::{History, QosSpec, Reliability};
 use convoy_core::topics::{self, Topic, TopicClass};
 
 use super::image_sink::{sink, Record, Sink};
-use super::latency::percentile;
 use super::payload::{wall_ns, BenchPayload, Pattern, Shape};
-use crate::args::{ImageReader, ImagesBenchArgs, ImagesRole};
-use crate::launch::{HostAddress, LaunchFile};
+use super::{per_second, two_netns_hosts, write_csv, ConvoyArgs, Stats};
+use crate::args::{check_range, ImageReader, ImagesBenchArgs, ImagesRole};
+use crate::launch::HostAddress;
 use crate::process::stop_flag;
-use crate::run_cmd::on_host;
 
 /// The sequence number of warm-up samples, which the sinks take as "the path works".
 pub(super) const WARMUP_SEQ: u64 = u64::MAX;
@@ -103,6 +101,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs) -> Result
     if args.count == 0 {
         bail!("--count must be at least 1");
     }
+    check_range("--timeout", args.timeout, 0.1..=3600.0, "seconds")?;
     match args.role {
         ImagesRole::Sink => sink(domain, qos, args),
         ImagesRole::Writer if args.netns_hosts.is_some() => between_namespaces(domain, qos, args),
@@ -113,17 +112,12 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs) -> Result
                 print_row(&row, args.json);
                 rows.push(row);
             }
-            if let Some(path) = &args.out {
-                let mut text = String::from(ImagesResult::CSV_HEADER);
-                text.push('\n');
-                for row in &rows {
-                    text.push_str(&row.csv());
-                    text.push('\n');
+            match &args.out {
+                Some(path) => {
+                    write_csv(path, ImagesResult::CSV_HEADER, rows.iter().map(|r| r.csv()))
                 }
-                std::fs::write(path, text)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
+                None => Ok(()),
             }
-            Ok(())
         }
     }
 }
@@ -138,62 +132,18 @@ fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs
             args.reader.name()
         );
     }
-    let launch = LaunchFile::load(file)?;
-    let hosts = launch.netns_hosts();
-    let [(writer_host, writer_ns), (reader_host, reader_ns), ..] = hosts.as_slice() else {
-        bail!("{}: --netns-hosts needs two netns hosts", file.display());
-    };
-    for ns in [writer_ns, reader_ns] {
-        if !std::path::Path::new("/run/netns").join(ns).exists() {
-            bail!(
-                "netns {ns} does not exist: run `convoy netns up {}` first",
-                file.display()
-            );
-        }
-    }
+    let [(writer_host, writer_ns), (reader_host, reader_ns)] = two_netns_hosts(file)?;
     eprintln!("writer on host {writer_host} (netns {writer_ns}), reader on host {reader_host} (netns {reader_ns})");
-    let exe = std::env::current_exe().context("cannot find the convoy executable")?;
-    let mut words: Vec<String> = vec!["--domain".into(), domain.to_string()];
-    if let Some(spec) = qos {
-        words.extend(["--qos".into(), spec.to_string()]);
-    }
-    let payloads: Vec<String> = args.payload.iter().map(Shape::to_string).collect();
-    words.extend(["bench", "images", "--payload"].map(String::from));
-    words.push(payloads.join(","));
-    words.extend([
-        "--rate".into(),
-        args.rate.to_string(),
-        "--count".into(),
-        args.count.to_string(),
-    ]);
-    words.extend([
-        "--timeout".into(),
-        args.timeout.to_string(),
-        "--sink-netns".into(),
-        reader_ns.clone(),
-    ]);
-    if args.json {
-        words.push("--json".into());
-    }
-    if let Some(out) = &args.out {
-        let out = std::path::absolute(out).unwrap_or_else(|_| out.clone());
-        words.extend(["--out".into(), out.display().to_string()]);
-    }
-    let node = on_host(
-        &HostAddress::Netns(writer_ns.clone()),
-        "writer",
-        &exe,
-        words,
-    );
-    let status = Command::new(&node.program)
-        .args(&node.args)
-        .stdin(Stdio::null())
-        .status()
-        .context("cannot start the writer in its namespace")?;
-    if !status.success() {
-        bail!("the writer side failed ({status})");
-    }
-    Ok(())
+    let mut writer = ConvoyArgs::new(domain, qos, &["bench", "images"])
+        .list("--payload", &args.payload)
+        .flag("--rate", args.rate)
+        .flag("--count", args.count)
+        .flag("--timeout", args.timeout)
+        .flag("--sink-netns", reader_ns)
+        .switch("--json", args.json)
+        .out(args.out.as_deref())
+        .command(&HostAddress::Netns(writer_ns), "writer")?;
+    crate::process::run(&mut writer, "the writer side")
 }
 
 fn print_row(row: &ImagesResult, json: bool) {
@@ -218,20 +168,24 @@ fn print_row(row: &ImagesResult, json: bool) {
     );
 }
 
-/// The sensor profile's reliability and depth: what the foreign readers are told to use.
-fn sensor_profile(node: &Node) -> Result<(bool, u32)> {
+/// The sensor profile's reliability ("reliable" or "best-effort") and depth: what the foreign
+/// readers are told to use.
+fn sensor_profile(node: &Node) -> Result<(&'static str, u32)> {
     let qos = node
         .qos()
         .for_class(TopicClass::Sensor)
         .map_err(|e| anyhow!("{e}"))?
         .writer_for(topics::BENCH_IMAGE)
         .clone();
-    let reliable = matches!(qos.reliability, Reliability::Reliable { .. });
-    let depth = match qos.history {
-        convoy_core::qos::History::KeepLast(d) => d,
-        convoy_core::qos::History::KeepAll => 64,
+    let reliability = match qos.reliability {
+        Reliability::Reliable { .. } => "reliable",
+        _ => "best-effort",
     };
-    Ok((reliable, depth))
+    let depth = match qos.history {
+        History::KeepLast(d) => d,
+        History::KeepAll => 64,
+    };
+    Ok((reliability, depth))
 }
 
 fn measure(
@@ -240,12 +194,8 @@ fn measure(
     args: &ImagesBenchArgs,
     shape: Shape,
 ) -> Result<ImagesResult> {
-    let node = Node::new(
-        domain,
-        &format!("bench/images/{}", std::process::id()),
-        crate::load_qos(qos)?,
-    )?;
-    let (reliable, depth) = sensor_profile(&node)?;
+    let node = crate::tool_node(domain, qos, "bench/images")?;
+    let (reliability, depth) = sensor_profile(&node)?;
     let topic = topic_for(shape, args.reader);
     eprintln!(
         "{shape}: {} bytes x {} at {} to a {} reader ({}, depth {depth}) on {topic}",
@@ -257,9 +207,9 @@ fn measure(
             "full speed".into()
         },
         args.reader.name(),
-        if reliable { "reliable" } else { "best-effort" },
+        reliability,
     );
-    let sink = Sink::spawn(domain, qos, args, shape, &topic, reliable, depth)?;
+    let sink = Sink::spawn(domain, qos, args, shape, &topic, reliability, depth)?;
     let (sent, send_seconds, records) = match (args.reader, shape) {
         (ImageReader::Rclpy, Shape::Image { .. }) => {
             send::<ros_msgs::Image>(&node, &topic, shape, args, sink)
@@ -285,34 +235,26 @@ fn measure(
         );
     }
     let whole = records.iter().filter(|r| r.whole).count() as u64;
-    let mut latencies: Vec<f64> = records.iter().map(|r| r.latency_us / 1000.0).collect();
-    latencies.sort_by(f64::total_cmp);
+    let latency = Stats::of(records.iter().map(|r| r.latency_us / 1000.0).collect());
     let receive_span = match (records.first(), records.last()) {
-        (Some(first), Some(last)) if records.len() > 1 => (last.at - first.at).as_secs_f64(),
+        (Some(first), Some(last)) => (last.at - first.at).as_secs_f64(),
         _ => 0.0,
     };
+    // Rates count the intervals between the first and the last sample.
     Ok(ImagesResult {
         payload: shape.to_string(),
         bytes: shape.bytes(),
         reader: args.reader.name().into(),
-        reliability: if reliable { "reliable" } else { "best-effort" }.into(),
+        reliability: reliability.into(),
         rate_hz: args.rate,
         sent,
         received,
         whole,
-        send_rate: if send_seconds > 0.0 {
-            (sent.saturating_sub(1)) as f64 / send_seconds
-        } else {
-            0.0
-        },
-        receive_rate: if receive_span > 0.0 {
-            (received - 1) as f64 / receive_span
-        } else {
-            0.0
-        },
-        p50_ms: percentile(&latencies, 0.50),
-        p99_ms: percentile(&latencies, 0.99),
-        max_ms: latencies.last().copied().unwrap_or(0.0),
+        send_rate: per_second(sent.saturating_sub(1) as f64, send_seconds),
+        receive_rate: per_second(received.saturating_sub(1) as f64, receive_span),
+        p50_ms: latency.p50,
+        p99_ms: latency.p99,
+        max_ms: if received == 0 { 0.0 } else { latency.max },
     })
 }
 
@@ -336,11 +278,8 @@ fn send<M: BenchPayload>(
         )));
     }
     let stop = stop_flag()?;
-    let period = if args.rate > 0.0 {
-        Some(Duration::from_secs_f64(1.0 / args.rate))
-    } else {
-        None
-    };
+    // Rate 0: as fast as the writer admits samples.
+    let period = (args.rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.rate));
     let start = Instant::now();
     let mut last_write = start;
     let mut sent = 0u64;
@@ -362,13 +301,11 @@ fn send<M: BenchPayload>(
         // write after max_blocking_time is retried until the bench's timeout, so a sample the
         // writer could not place is never counted as lost by the reader.
         let give_up = Instant::now() + match_timeout;
-        let mut message = Some(message);
-        while let Some(m) = message.take() {
-            match publisher.write(m.clone()) {
-                Ok(()) => {}
+        loop {
+            match publisher.write(message.clone()) {
+                Ok(()) => break,
                 Err(e) if Instant::now() < give_up && !stop.load(Ordering::Relaxed) => {
                     tracing::debug!("write of sample {seq} waits: {e}");
-                    message = Some(m);
                 }
                 Err(e) => bail!("write of sample {seq} failed: {e}"),
             }

@@ -6,22 +6,21 @@
 //! monotonic clock, so the two hosts' clocks never mix. A ping unanswered within
 //! `--loss-timeout` counts as lost.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use convoy_core::dds::{Node, PublishError, Publisher, Subscriber};
+use convoy_core::dds::{PublishError, Publisher, Subscriber};
 use convoy_core::messages::BenchSample;
 use convoy_core::qos::QosSpec;
 use convoy_core::topics::{self, TopicClass};
 
-use crate::args::{Baseline, LatencyArgs, Role};
-use crate::launch::{HostAddress, LaunchFile};
-use crate::process::{stop_child, stop_flag};
-use crate::run_cmd::on_host;
+use super::{percentile, two_netns_hosts, write_csv, ConvoyArgs, Stats};
+use crate::args::{check_each, check_range, Baseline, LatencyArgs, Role};
+use crate::launch::HostAddress;
+use crate::process::{spawn_until_ready, stop_flag, StopOnDrop};
 
 /// The line the pong process prints once its endpoints exist.
 const PONG_READY: &str = "pong ready";
@@ -69,54 +68,24 @@ impl LatencyRow {
     }
 }
 
-/// The value below which `p` of the sorted samples lie (nearest rank).
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (p * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
-fn check_args(args: &LatencyArgs) -> Result<()> {
-    if args.sizes.is_empty() {
-        bail!("--sizes is empty: give at least one payload size");
-    }
-    if let Some(bad) = args.sizes.iter().find(|&&s| s > 64 << 20) {
-        bail!("--sizes {bad}: payloads above 64 MiB are not supported");
-    }
-    if !(0.1..=3600.0).contains(&args.duration) {
-        bail!(
-            "--duration {} is out of range: use 0.1 to 3600 seconds",
-            args.duration
-        );
-    }
-    if !(0.1..=600.0).contains(&args.match_timeout) {
-        bail!(
-            "--match-timeout {} is out of range: use 0.1 to 600 seconds",
-            args.match_timeout
-        );
-    }
-    if !(0.01..=60.0).contains(&args.loss_timeout) {
-        bail!(
-            "--loss-timeout {} is out of range: use 0.01 to 60 seconds",
-            args.loss_timeout
-        );
-    }
-    Ok(())
-}
-
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()> {
-    check_args(args)?;
+    // Payloads above 64 MiB are not supported.
+    check_each("--sizes", &args.sizes, 0..=64 << 20, "bytes")?;
+    check_range("--duration", args.duration, 0.1..=3600.0, "seconds")?;
+    check_range(
+        "--match-timeout",
+        args.match_timeout,
+        0.1..=600.0,
+        "seconds",
+    )?;
+    check_range("--loss-timeout", args.loss_timeout, 0.01..=60.0, "seconds")?;
     match args.role {
         Role::Pong => pong(domain, qos),
         Role::Ping => ping_and_report(domain, qos, args),
         Role::Both if args.netns_hosts.is_some() => between_namespaces(domain, qos, args),
         Role::Both => {
-            let mut child = spawn_pong(domain, qos, &HostAddress::Local)?;
-            let result = ping_and_report(domain, qos, args);
-            stop_child(&mut child, Duration::from_secs(3));
-            result
+            let _pong = spawn_pong(domain, qos, &HostAddress::Local)?;
+            ping_and_report(domain, qos, args)
         }
     }
 }
@@ -128,89 +97,26 @@ fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) ->
     if args.baseline.is_some() {
         bail!("--baseline runs on this host only; leave it out with --netns-hosts");
     }
-    let launch = LaunchFile::load(file)?;
-    let hosts = launch.netns_hosts();
-    let [(ping_host, ping_ns), (pong_host, pong_ns), ..] = hosts.as_slice() else {
-        bail!("{}: --netns-hosts needs two netns hosts", file.display());
-    };
-    for ns in [ping_ns, pong_ns] {
-        if !std::path::Path::new("/run/netns").join(ns).exists() {
-            bail!(
-                "netns {ns} does not exist: run `convoy netns up {}` first",
-                file.display()
-            );
-        }
-    }
+    let [(ping_host, ping_ns), (pong_host, pong_ns)] = two_netns_hosts(file)?;
     println!(
         "ping on host {ping_host} (netns {ping_ns}), pong on host {pong_host} (netns {pong_ns})"
     );
-    let mut pong = spawn_pong(domain, qos, &HostAddress::Netns(pong_ns.clone()))?;
-    let exe = std::env::current_exe().context("cannot find the convoy executable")?;
-    let mut ping_args: Vec<String> = vec![
-        "bench".into(),
-        "latency".into(),
-        "--role".into(),
-        "ping".into(),
-        "--domain".into(),
-        domain.to_string(),
-        "--sizes".into(),
-        args.sizes
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(","),
-        "--duration".into(),
-        args.duration.to_string(),
-        "--round-trips".into(),
-        args.round_trips.to_string(),
-        "--burst".into(),
-        args.burst.to_string(),
-        "--loss-timeout".into(),
-        args.loss_timeout.to_string(),
-        "--match-timeout".into(),
-        args.match_timeout.to_string(),
-    ];
-    if let Some(spec) = qos {
-        ping_args.extend(["--qos".into(), spec.to_string()]);
-    }
-    if let Some(out) = &args.out {
-        let out = std::path::absolute(out).unwrap_or_else(|_| out.clone());
-        ping_args.extend(["--out".into(), out.display().to_string()]);
-    }
-    let node = on_host(
-        &HostAddress::Netns(ping_ns.clone()),
-        "ping",
-        &exe,
-        ping_args,
-    );
-    let status = Command::new(&node.program)
-        .args(&node.args)
-        .stdin(Stdio::null())
-        .status()
-        .context("cannot start the ping process");
-    stop_child(&mut pong, Duration::from_secs(3));
-    let status = status?;
-    if !status.success() {
-        bail!("the ping side failed ({status})");
-    }
-    Ok(())
-}
-
-fn profile_label(node: &Node) -> String {
-    format!(
-        "{}/{}",
-        node.qos().source(),
-        TopicClass::Bench.profile_name()
-    )
+    let _pong = spawn_pong(domain, qos, &HostAddress::Netns(pong_ns))?;
+    let mut ping = ConvoyArgs::new(domain, qos, &["bench", "latency", "--role", "ping"])
+        .list("--sizes", &args.sizes)
+        .flag("--duration", args.duration)
+        .flag("--round-trips", args.round_trips)
+        .flag("--burst", args.burst)
+        .flag("--loss-timeout", args.loss_timeout)
+        .flag("--match-timeout", args.match_timeout)
+        .out(args.out.as_deref())
+        .command(&HostAddress::Netns(ping_ns), "ping")?;
+    crate::process::run(&mut ping, "the ping side")
 }
 
 /// Answers every ping until a stop sample or Ctrl-C/SIGTERM.
 fn pong(domain: u32, qos: Option<&QosSpec>) -> Result<()> {
-    let node = Node::new(
-        domain,
-        &format!("bench/pong/{}", std::process::id()),
-        crate::load_qos(qos)?,
-    )?;
+    let node = crate::tool_node(domain, qos, "bench/pong")?;
     let mut pings: Subscriber<BenchSample> = node.subscriber(&topics::bench_ping())?;
     let pongs: Publisher<BenchSample> = node.publisher(&topics::bench_pong())?;
     let stop = stop_flag()?;
@@ -241,40 +147,14 @@ fn pong(domain: u32, qos: Option<&QosSpec>) -> Result<()> {
     Ok(())
 }
 
-/// Starts `convoy bench latency --role pong` as a child and waits (bounded) until it is ready.
-fn spawn_pong(domain: u32, qos: Option<&QosSpec>, host: &HostAddress) -> Result<Child> {
-    let exe = std::env::current_exe().context("cannot find the convoy executable")?;
-    let mut args: Vec<String> = ["bench", "latency", "--role", "pong", "--domain"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.push(domain.to_string());
-    if let Some(spec) = qos {
-        args.extend(["--qos".into(), spec.to_string()]);
-    }
-    let node = on_host(host, "pong", &exe, args);
-    let mut child = Command::new(&node.program)
-        .args(&node.args)
-        .stdout(Stdio::piped())
-        .stdin(Stdio::null())
-        .spawn()
-        .context("cannot start the pong process")?;
-    let stdout = child.stdout.take().context("pong process has no stdout")?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        let ready = lines.any(|l| l.map(|l| l == PONG_READY).unwrap_or(false));
-        let _ = tx.send(ready);
-        // Keep draining so the child never blocks on a full pipe.
-        for _ in lines {}
-    });
-    match rx.recv_timeout(MATCH_TIMEOUT) {
-        Ok(true) => Ok(child),
-        _ => {
-            stop_child(&mut child, Duration::from_secs(1));
-            bail!("the pong process did not become ready within {MATCH_TIMEOUT:?}")
-        }
-    }
+/// Starts `convoy bench latency --role pong` as a child and waits (bounded) until it is ready;
+/// it is stopped when the result drops.
+fn spawn_pong(domain: u32, qos: Option<&QosSpec>, host: &HostAddress) -> Result<StopOnDrop> {
+    let mut pong = ConvoyArgs::new(domain, qos, &["bench", "latency", "--role", "pong"])
+        .command(host, "pong")?;
+    let ready = |line: &str| line == PONG_READY;
+    let pong = spawn_until_ready(&mut pong, "the pong process", MATCH_TIMEOUT, ready)?;
+    Ok(StopOnDrop(pong, Duration::from_secs(3)))
 }
 
 struct Pinger {
@@ -312,12 +192,12 @@ impl Pinger {
 }
 
 fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()> {
-    let node = Node::new(
-        domain,
-        &format!("bench/ping/{}", std::process::id()),
-        crate::load_qos(qos)?,
-    )?;
-    let label = profile_label(&node);
+    let node = crate::tool_node(domain, qos, "bench/ping")?;
+    let label = format!(
+        "{}/{}",
+        node.qos().source(),
+        TopicClass::Bench.profile_name()
+    );
     let pongs: Subscriber<BenchSample> = node.subscriber(&topics::bench_pong())?;
     let pings: Publisher<BenchSample> = node.publisher(&topics::bench_ping())?;
     eprintln!("waiting for the pong side on domain {domain} ...");
@@ -394,7 +274,7 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
         rows.extend(reference);
     }
     if let Some(out) = &args.out {
-        write_csv(out, &rows)?;
+        write_csv(out, CSV_HEADER, rows.iter().map(LatencyRow::csv))?;
         eprintln!("wrote {}", out.display());
     }
     Ok(())
@@ -423,16 +303,16 @@ fn measure_size(
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    rtts.sort_by(f64::total_cmp);
+    let (round_trips, stats) = (rtts.len() as u64, Stats::of(rtts));
     Ok(LatencyRow {
         size_bytes: size,
         qos_profile: label.to_string(),
-        round_trips: rtts.len() as u64,
-        p50_us: percentile(&rtts, 0.50),
-        p90_us: percentile(&rtts, 0.90),
-        p99_us: percentile(&rtts, 0.99),
-        max_us: rtts.last().copied().unwrap_or(f64::NAN),
-        msgs_per_s: rtts.len() as f64 / elapsed,
+        round_trips,
+        p50_us: stats.p50,
+        p90_us: stats.p90,
+        p99_us: stats.p99,
+        max_us: stats.max,
+        msgs_per_s: round_trips as f64 / elapsed,
         lost,
     })
 }
@@ -486,57 +366,34 @@ fn burst(pinger: &mut Pinger, count: u64, loss_timeout: Duration) -> Result<()> 
     Ok(())
 }
 
-fn write_csv(path: &Path, rows: &[LatencyRow]) -> Result<()> {
-    let mut text = String::from(CSV_HEADER);
-    text.push('\n');
-    for row in rows {
-        text.push_str(&row.csv());
-        text.push('\n');
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
-}
-
 /// Runs `ddsperf pong` and `ddsperf ping size S` for every size, parsing its per-second lines.
 fn ddsperf_rows(domain: u32, sizes: &[usize], seconds: f64) -> Result<Vec<LatencyRow>> {
-    let which = Command::new("ddsperf").arg("-h").output();
-    if which.is_err() {
+    if Command::new("ddsperf").arg("-h").output().is_err() {
         bail!("ddsperf not found: install Debian's cyclonedds-tools (apt-get install cyclonedds-tools)");
     }
-    let mut pong = Command::new("ddsperf")
-        .args(["-i", &domain.to_string(), "pong"])
+    let domain = domain.to_string();
+    let pong = Command::new("ddsperf")
+        .args(["-i", &domain, "pong"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .context("cannot start ddsperf pong")?;
+    let _pong = StopOnDrop(pong, Duration::from_secs(1));
     let mut rows = Vec::new();
     // ddsperf counts whole seconds and drops the first (discovery): run one second more.
     let secs = (seconds.ceil() as u64).max(2) + 1;
     for &size in sizes {
         let out = Command::new("ddsperf")
-            .args([
-                "-i",
-                &domain.to_string(),
-                "-D",
-                &secs.to_string(),
-                "ping",
-                "size",
-            ])
+            .args(["-i", &domain, "-D", &secs.to_string(), "ping", "size"])
             .arg(size.to_string())
-            .output();
-        let out = match out {
-            Ok(o) => o,
-            Err(e) => {
-                stop_child(&mut pong, Duration::from_secs(1));
-                bail!("cannot run ddsperf ping: {e}");
-            }
-        };
+            .output()
+            .context("cannot run ddsperf ping")?;
         let text = String::from_utf8_lossy(&out.stdout);
         match parse_ddsperf(&text, size) {
             Some(row) => rows.push(row),
             None => eprintln!("ddsperf printed no latency line for size {size}"),
         }
     }
-    stop_child(&mut pong, Duration::from_secs(1));
     Ok(rows)
 }
 
@@ -597,15 +454,6 @@ pub fn parse_ddsperf(text: &str, size: usize) -> Option<LatencyRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_use_nearest_rank() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&v, 0.5), 50.0);
-        assert_eq!(percentile(&v, 0.99), 99.0);
-        assert_eq!(percentile(&v, 1.0), 100.0);
-        assert!(percentile(&[], 0.5).is_nan());
-    }
 
     #[test]
     fn parses_ddsperf_lines() {

@@ -5,7 +5,6 @@
 //! code path as `convoy run`; the coordinator reports its own measurements in a RESULT line.
 
 use std::f64::consts::PI;
-use std::path::{Path, PathBuf};
 
 use crate::launch::HostAddress;
 use anyhow::{bail, Context, Result};
@@ -14,7 +13,8 @@ use convoy_core::scenario::{
     AgentSpec, ControllerSpec, Scenario, Settings, StartPose, VehicleParams,
 };
 
-use crate::args::{LockstepArgs, RunArgs};
+use super::{write_csv, ScratchDir};
+use crate::args::{check_each, LockstepArgs, RunArgs};
 use crate::graph::run_until_done;
 use crate::process::stop_flag;
 use crate::run_cmd::scenario_nodes;
@@ -68,21 +68,7 @@ pub fn ring_scenario(agents: usize) -> Scenario {
     }
 }
 
-struct Row {
-    agents: usize,
-    exchange: String,
-    frames: u64,
-    fps: f64,
-    p50: f64,
-    p99: f64,
-}
-
-fn write_scenario(dir: &Path, agents: usize) -> Result<PathBuf> {
-    let path = dir.join(format!("bench_ring_{agents}.toml"));
-    let text = toml::to_string(&ring_scenario(agents)).context("cannot write a scenario")?;
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
-}
+const CSV_HEADER: &str = "agents,exchange,frames,frames_per_s,barrier_p50_us,barrier_p99_us";
 
 fn parse_result(line: &str) -> Option<(u64, f64, f64, f64)> {
     let rest = line.strip_prefix("RESULT ")?;
@@ -99,9 +85,7 @@ fn parse_result(line: &str) -> Option<(u64, f64, f64, f64)> {
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()> {
-    if args.agents.is_empty() || args.agents.iter().any(|&n| n == 0 || n > 64) {
-        bail!("--agents takes 1 to 64 agents per run");
-    }
+    check_each("--agents", &args.agents, 1..=64, "agents per run")?;
     for e in &args.exchange {
         if e != "peer" && e != "relay" {
             bail!("--exchange '{e}': use peer and/or relay");
@@ -110,8 +94,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
     if args.frames == 0 {
         bail!("--frames must be at least 1");
     }
-    let dir = std::env::temp_dir().join(format!("convoy-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let dir = ScratchDir::new("convoy-bench")?;
     let stop = stop_flag()?;
     let mut rows = Vec::new();
     println!(
@@ -119,19 +102,17 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
         "agents", "exchange", "frames", "frames/s", "barrier p50 us", "barrier p99 us"
     );
     for &n in &args.agents {
-        let scenario = write_scenario(&dir, n)?;
+        let text = toml::to_string(&ring_scenario(n)).context("cannot write a scenario")?;
+        let scenario = dir.write(&format!("bench_ring_{n}.toml"), text)?;
         for exchange in &args.exchange {
+            // Only the lockstep is measured: no sensor nodes (and none waited for).
             let run_args = RunArgs {
                 scenario: scenario.clone(),
                 frames: Some(args.frames),
-                duration: None,
                 mode: Some("sync".into()),
                 exchange: Some(exchange.clone()),
-                state_log: None,
-                // Only the lockstep is measured: no sensor nodes (and none waited for).
-                bridge: false,
-                bridge_config: None,
                 coordinator_args: vec!["--result-line".into()],
+                ..RunArgs::default()
             };
             let nodes = scenario_nodes(domain, qos, &run_args, &[], &[], &|_| HostAddress::Local)?;
             let mut result = None;
@@ -150,32 +131,18 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 bail!("{n} agents, {exchange}: no result\n{}", errors.join("\n"));
             };
             println!("{n:>7} {exchange:>9} {frames:>8} {fps:>10.1} {p50:>14.1} {p99:>14.1}");
-            rows.push(Row {
-                agents: n,
-                exchange: exchange.clone(),
-                frames,
-                fps,
-                p50,
-                p99,
-            });
+            rows.push(format!(
+                "{n},{exchange},{frames},{fps:.1},{p50:.1},{p99:.1}"
+            ));
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 break;
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
-    if let Some(out) = &args.out {
-        let mut text =
-            String::from("agents,exchange,frames,frames_per_s,barrier_p50_us,barrier_p99_us\n");
-        for r in &rows {
-            text.push_str(&format!(
-                "{},{},{},{:.1},{:.1},{:.1}\n",
-                r.agents, r.exchange, r.frames, r.fps, r.p50, r.p99
-            ));
-        }
-        std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
+    match &args.out {
+        Some(out) => write_csv(out, CSV_HEADER, rows),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]

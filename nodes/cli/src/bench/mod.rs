@@ -1,4 +1,6 @@
-//! `convoy bench ...`: performance measurements whose numbers go to docs/BENCHMARKS.md.
+//! `convoy bench ...`: performance measurements whose numbers go to docs/BENCHMARKS.md, and
+//! what the benches share: their statistics, CSV files, scratch directories and the second
+//! `convoy` process some of them start.
 
 pub mod bridge;
 mod image_sink;
@@ -8,10 +10,17 @@ pub mod lockstep;
 pub mod payload;
 pub mod sensors;
 
-use anyhow::Result;
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
 use convoy_core::qos::QosSpec;
 
 use crate::args::BenchCommand;
+use crate::launch::{HostAddress, LaunchFile};
+use crate::launch_cmd::netns_exists;
+use crate::run_cmd::on_host;
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, command: &BenchCommand) -> Result<()> {
     match command {
@@ -20,5 +29,171 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, command: &BenchCommand) -> Result
         BenchCommand::Sensors(args) => sensors::run(domain, qos, args),
         BenchCommand::Images(args) => images::run(domain, qos, args),
         BenchCommand::Bridge(args) => bridge::run(domain, qos, args),
+    }
+}
+
+/// The value below which `p` of the sorted samples lie (nearest rank).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The percentiles every bench reports, of one set of measurements (NaN when it is empty).
+#[derive(Debug, Clone, Copy)]
+pub struct Stats {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Stats {
+    pub fn of(mut values: Vec<f64>) -> Stats {
+        values.sort_by(f64::total_cmp);
+        Stats {
+            p50: percentile(&values, 0.50),
+            p90: percentile(&values, 0.90),
+            p99: percentile(&values, 0.99),
+            max: values.last().copied().unwrap_or(f64::NAN),
+        }
+    }
+}
+
+/// `count` per second over `seconds`; 0 when no time passed (fewer than two samples).
+pub fn per_second(count: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count / seconds
+    } else {
+        0.0
+    }
+}
+
+/// Writes a CSV file: the header line, then one line per row.
+pub fn write_csv(path: &Path, header: &str, rows: impl IntoIterator<Item = String>) -> Result<()> {
+    let mut text = format!("{header}\n");
+    for row in rows {
+        text.push_str(&row);
+        text.push('\n');
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A directory of this process's generated files (scenarios, settings), removed on drop so
+/// that a failed run leaves none behind either.
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    pub fn new(name: &str) -> Result<ScratchDir> {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(ScratchDir(dir))
+    }
+
+    /// Writes the file `name` in the directory and returns its path.
+    pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> Result<PathBuf> {
+        let path = self.0.join(name);
+        std::fs::write(&path, contents)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(path)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The command line of another `convoy` process a bench starts (a pong, a reader, the writer
+/// in a namespace): this process's domain and QoS, the bench's words, then its flags.
+pub struct ConvoyArgs(Vec<String>);
+
+impl ConvoyArgs {
+    pub fn new(domain: u32, qos: Option<&QosSpec>, words: &[&str]) -> ConvoyArgs {
+        let mut args = vec!["--domain".to_string(), domain.to_string()];
+        if let Some(spec) = qos {
+            args.extend(["--qos".into(), spec.to_string()]);
+        }
+        args.extend(words.iter().map(|w| w.to_string()));
+        ConvoyArgs(args)
+    }
+
+    /// `FLAG VALUE`.
+    pub fn flag(mut self, flag: &str, value: impl Display) -> ConvoyArgs {
+        self.0.extend([flag.to_string(), value.to_string()]);
+        self
+    }
+
+    /// `FLAG A,B,...`.
+    pub fn list<T: Display>(self, flag: &str, values: &[T]) -> ConvoyArgs {
+        let values: Vec<String> = values.iter().map(T::to_string).collect();
+        self.flag(flag, values.join(","))
+    }
+
+    /// `FLAG` alone, when `on`.
+    pub fn switch(mut self, flag: &str, on: bool) -> ConvoyArgs {
+        if on {
+            self.0.push(flag.to_string());
+        }
+        self
+    }
+
+    /// `--out PATH`, made absolute: the other process may run in another working directory.
+    pub fn out(self, out: Option<&Path>) -> ConvoyArgs {
+        match out {
+            Some(out) => {
+                let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
+                self.flag("--out", out.display())
+            }
+            None => self,
+        }
+    }
+
+    /// The command that runs this `convoy` on `host` (`id` names it there), stdin closed.
+    pub fn command(self, host: &HostAddress, id: &str) -> Result<Command> {
+        let exe = std::env::current_exe().context("cannot find the convoy executable")?;
+        let node = on_host(host, id, &exe, self.0);
+        let mut command = Command::new(node.program);
+        command.args(node.args).stdin(Stdio::null());
+        Ok(command)
+    }
+}
+
+/// (host, namespace) of a launch file's first two netns hosts (`--netns-hosts`), whose
+/// namespaces must exist: `convoy netns up FILE` makes them.
+pub fn two_netns_hosts(file: &Path) -> Result<[(String, String); 2]> {
+    let hosts = LaunchFile::load(file)?.netns_hosts();
+    let [first, second, ..] = hosts.as_slice() else {
+        bail!("{}: --netns-hosts needs two netns hosts", file.display());
+    };
+    for (_, ns) in [first, second] {
+        if !netns_exists(ns) {
+            bail!(
+                "netns {ns} does not exist: run `convoy netns up {}` first",
+                file.display()
+            );
+        }
+    }
+    Ok([first.clone(), second.clone()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&v, 1.0), 100.0);
+        assert!(percentile(&[], 0.5).is_nan());
+        let stats = Stats::of(v.into_iter().rev().collect());
+        assert_eq!((stats.p50, stats.p90, stats.max), (50.0, 90.0, 100.0));
+        assert!(Stats::of(Vec::new()).max.is_nan());
     }
 }

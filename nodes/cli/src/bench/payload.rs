@@ -10,6 +10,8 @@ use convoy_core::messages::{self, Message, PointFieldType, SensorHeader};
 
 /// Bytes per lidar point: x, y, z, intensity as f32.
 const POINT_STEP: u32 = 16;
+/// The point fields, each an f32 at 4 times its index.
+const POINT_FIELDS: [&str; 4] = ["x", "y", "z", "intensity"];
 
 /// What one sample is: an rgb8 image or a point cloud of rings x points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +28,23 @@ impl Shape {
             Shape::Cloud { rings, points } => {
                 rings as usize * points as usize * POINT_STEP as usize
             }
+        }
+    }
+
+    /// "image" or "cloud", as the foreign readers take it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Shape::Image { .. } => "image",
+            Shape::Cloud { .. } => "cloud",
+        }
+    }
+
+    /// (columns, rows): an image's (width, height), a cloud's (points, rings). Either message
+    /// kind can carry either shape.
+    fn grid(&self) -> (u32, u32) {
+        match *self {
+            Shape::Image { width, height } => (width, height),
+            Shape::Cloud { rings, points } => (points, rings),
         }
     }
 }
@@ -100,10 +119,7 @@ pub(crate) trait BenchPayload: Message {
 
 impl BenchPayload for messages::Image {
     fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self {
-        let (width, height) = match shape {
-            Shape::Image { width, height } => (width, height),
-            Shape::Cloud { rings, points } => (points, rings),
-        };
+        let (width, height) = shape.grid();
         messages::Image {
             header: bench_header(seq, stamp_ns),
             width,
@@ -120,12 +136,11 @@ impl BenchPayload for messages::Image {
 
 impl BenchPayload for messages::PointCloud {
     fn build(_shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self {
-        let fields = ["x", "y", "z", "intensity"]
-            .iter()
-            .enumerate()
+        let fields = (0..)
+            .zip(POINT_FIELDS)
             .map(|(i, name)| messages::PointField {
-                name: (*name).into(),
-                offset: 4 * i as u32,
+                name: name.into(),
+                offset: 4 * i,
                 datatype: PointFieldType::Float32,
             })
             .collect();
@@ -155,10 +170,7 @@ fn bench_header(seq: u64, stamp_ns: i64) -> SensorHeader {
 /// ROS messages carry the sequence number in `frame_id` (ROS 2 headers have no seq).
 impl BenchPayload for ros_msgs::Image {
     fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self {
-        let (width, height) = match shape {
-            Shape::Image { width, height } => (width, height),
-            Shape::Cloud { rings, points } => (points, rings),
-        };
+        let (width, height) = shape.grid();
         ros_msgs::Image {
             header: ros_header(seq, stamp_ns),
             height,
@@ -170,23 +182,18 @@ impl BenchPayload for ros_msgs::Image {
         }
     }
     fn parts(&self) -> (u64, i64, &[u8]) {
-        let seq = self.header.frame_id.parse().unwrap_or(u64::MAX);
-        (seq, self.header.stamp.as_ns(), &self.data)
+        ros_parts(&self.header, &self.data)
     }
 }
 
 impl BenchPayload for ros_msgs::PointCloud2 {
     fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self {
-        let (rings, points) = match shape {
-            Shape::Cloud { rings, points } => (rings, points),
-            Shape::Image { width, height } => (height, width),
-        };
-        let fields = ["x", "y", "z", "intensity"]
-            .iter()
-            .enumerate()
+        let (points, rings) = shape.grid();
+        let fields = (0..)
+            .zip(POINT_FIELDS)
             .map(|(i, name)| ros_msgs::PointField {
-                name: (*name).into(),
-                offset: 4 * i as u32,
+                name: name.into(),
+                offset: 4 * i,
                 datatype: ros_msgs::PointField::FLOAT32,
                 count: 1,
             })
@@ -204,8 +211,7 @@ impl BenchPayload for ros_msgs::PointCloud2 {
         }
     }
     fn parts(&self) -> (u64, i64, &[u8]) {
-        let seq = self.header.frame_id.parse().unwrap_or(u64::MAX);
-        (seq, self.header.stamp.as_ns(), &self.data)
+        ros_parts(&self.header, &self.data)
     }
 }
 
@@ -214,6 +220,12 @@ fn ros_header(seq: u64, stamp_ns: i64) -> ros_msgs::Header {
         stamp: ros_msgs::Time::from_ns(stamp_ns),
         frame_id: seq.to_string(),
     }
+}
+
+/// A foreign frame_id that is no number reads as no sequence number of this bench.
+fn ros_parts<'a>(header: &ros_msgs::Header, data: &'a [u8]) -> (u64, i64, &'a [u8]) {
+    let seq = header.frame_id.parse().unwrap_or(u64::MAX);
+    (seq, header.stamp.as_ns(), data)
 }
 
 pub(crate) fn wall_ns() -> i64 {

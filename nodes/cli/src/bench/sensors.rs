@@ -7,7 +7,7 @@
 //! arrival of its frame's tick to its own arrival — both seen here, on one clock — and the
 //! samples per second over the run.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,13 +19,13 @@ use convoy_core::messages::{
     GnssFix, Image, Imu, Message, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
 };
 use convoy_core::node::SensorNodeRole;
-use convoy_core::qos::QosSpec;
+use convoy_core::qos::{QosSet, QosSpec};
 use convoy_core::scenario::{Distribution, SensorKind, SensorSpec};
-use convoy_core::topics::{self, Topic};
+use convoy_core::topics;
 
-use crate::args::{RunArgs, SensorsBenchArgs};
-use crate::bench::latency::percentile;
-use crate::bench::lockstep::ring_scenario;
+use super::lockstep::ring_scenario;
+use super::{per_second, write_csv, ScratchDir, Stats};
+use crate::args::{check_each, check_range, RunArgs, SensorsBenchArgs};
 use crate::graph::run_until_done;
 use crate::process::stop_flag;
 use crate::run_cmd::scenario_nodes;
@@ -33,14 +33,20 @@ use crate::run_cmd::scenario_nodes;
 /// CSV header shared with the camera and lidar measurements.
 pub const CSV_HEADER: &str = "sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms";
 
+/// `AxB`: two numbers (spaces around each are fine).
+fn dims(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once('x')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
 /// `64x2048@10`: channels, columns, scans per second of simulation time.
 fn parse_lidar(s: &str) -> Result<(u32, u32, f64)> {
-    let usage = || anyhow::anyhow!("--lidar '{s}': expected CHANNELSxCOLUMNS@HZ, e.g. 64x2048@10");
-    let (dims, rate) = s.split_once('@').ok_or_else(usage)?;
-    let (channels, columns) = dims.split_once('x').ok_or_else(usage)?;
-    let channels: u32 = channels.trim().parse().map_err(|_| usage())?;
-    let columns: u32 = columns.trim().parse().map_err(|_| usage())?;
-    let rate: f64 = rate.trim().parse().map_err(|_| usage())?;
+    let parsed = s
+        .split_once('@')
+        .and_then(|(d, rate)| Some((dims(d)?, rate.trim().parse::<f64>().ok()?)));
+    let Some(((channels, columns), rate)) = parsed else {
+        bail!("--lidar '{s}': expected CHANNELSxCOLUMNS@HZ, e.g. 64x2048@10");
+    };
     let valid = (1..=256).contains(&channels)
         && (1..=16384).contains(&columns)
         && rate > 0.0
@@ -60,13 +66,39 @@ fn parse_kind(s: &str) -> Result<SensorKind> {
     }
 }
 
-/// One sensor topic this process reads, with how to find a sample's header.
+/// A sensor message this bench reads: its header, and how many points it carries.
+trait Sensed: Message {
+    fn header(&self) -> &SensorHeader;
+    /// Points in a sample (clouds); 0 for other kinds.
+    fn points(&self) -> u64 {
+        0
+    }
+}
+
+macro_rules! sensed {
+    ($($ty:ty),*) => {$(
+        impl Sensed for $ty {
+            fn header(&self) -> &SensorHeader {
+                &self.header
+            }
+        }
+    )*};
+}
+sensed!(Imu, GnssFix, Odometry, RadarScan, Image);
+
+impl Sensed for PointCloud {
+    fn header(&self) -> &SensorHeader {
+        &self.header
+    }
+    fn points(&self) -> u64 {
+        u64::from(self.point_count)
+    }
+}
+
+/// One sensor topic this process reads.
 struct Probe<M: Message> {
     kind: SensorKind,
     sub: Subscriber<M>,
-    header: fn(&M) -> &SensorHeader,
-    /// Points in a sample (clouds); 0 for other kinds.
-    points: fn(&M) -> u64,
 }
 
 /// What one kind of sensor measured.
@@ -84,16 +116,16 @@ trait Drain {
     fn attach(&mut self, ws: &mut WaitSet) -> Result<()>;
 }
 
-impl<M: Message> Drain for Probe<M> {
+impl<M: Sensed> Drain for Probe<M> {
     fn drain(&mut self, ticks: &std::collections::BTreeMap<u64, Instant>, tallies: &mut [Tally]) {
         let now = Instant::now();
         for s in self.sub.take(1024) {
             let t = &mut tallies[self.kind as usize];
             t.samples += 1;
-            t.points += (self.points)(&s.value);
+            t.points += s.value.points();
             t.first.get_or_insert(now);
             t.last = Some(now);
-            let frame = (self.header)(&s.value).frame;
+            let frame = s.value.header().frame;
             if let Some(tick_at) = ticks.get(&frame) {
                 t.latencies_ms
                     .push(now.saturating_duration_since(*tick_at).as_secs_f64() * 1e3);
@@ -107,41 +139,18 @@ impl<M: Message> Drain for Probe<M> {
     }
 }
 
-fn probe<M: Message>(
-    node: &Node,
-    topic: &Topic<M>,
-    kind: SensorKind,
-    header: fn(&M) -> &SensorHeader,
-) -> Result<Box<dyn Drain + Send>> {
-    probe_points(node, topic, kind, header, |_| 0)
+/// A reader of `agent`'s sensor of `kind` (the scenario names each sensor after its kind).
+fn probe<M: Sensed>(node: &Node, agent: &str, kind: SensorKind) -> Result<Box<dyn Drain + Send>> {
+    let sub = node.subscriber(&topics::sensor(agent, kind.as_str()))?;
+    Ok(Box::new(Probe::<M> { kind, sub }))
 }
 
-fn probe_points<M: Message>(
-    node: &Node,
-    topic: &Topic<M>,
-    kind: SensorKind,
-    header: fn(&M) -> &SensorHeader,
-    points: fn(&M) -> u64,
-) -> Result<Box<dyn Drain + Send>> {
-    Ok(Box::new(Probe {
-        kind,
-        sub: node.subscriber(topic)?,
-        header,
-        points,
-    }))
-}
-
-fn write_scenario(
-    dir: &Path,
-    args: &SensorsBenchArgs,
-    kinds: &[SensorKind],
-    lidar: Option<(u32, u32, f64)>,
-    camera: Option<(u32, u32)>,
-) -> Result<PathBuf> {
+fn write_scenario(dir: &ScratchDir, args: &SensorsBenchArgs, setup: &Setup) -> Result<PathBuf> {
     let mut scenario = ring_scenario(args.agents);
     scenario.scenario.name = "bench_sensors".into();
     for agent in &mut scenario.agents {
-        agent.sensors = kinds
+        agent.sensors = setup
+            .plain
             .iter()
             .map(|&kind| SensorSpec {
                 distribution: Distribution::MainOrClient,
@@ -150,7 +159,9 @@ fn write_scenario(
             })
             .collect();
     }
-    if let (Some((channels, columns, rate)), Some(first)) = (lidar, scenario.agents.first_mut()) {
+    if let (Some((channels, columns, rate)), Some(first)) =
+        (setup.lidar, scenario.agents.first_mut())
+    {
         first.sensors.push(SensorSpec {
             distribution: Distribution::MainOrClient,
             range: Some(100.0),
@@ -159,7 +170,7 @@ fn write_scenario(
             ..SensorSpec::new("lidar", SensorKind::Lidar, rate)
         });
     }
-    if let Some((w, h)) = camera {
+    if let Some((w, h)) = setup.camera {
         for agent in &mut scenario.agents {
             agent.sensors.push(SensorSpec {
                 distribution: Distribution::MainOrClient,
@@ -170,35 +181,24 @@ fn write_scenario(
             });
         }
     }
-    let path = dir.join(format!("bench_sensors_{}.toml", args.agents));
     let text = toml::to_string(&scenario).context("cannot write a scenario")?;
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
-}
-
-struct Row {
-    kind: SensorKind,
-    config: String,
-    sensor_nodes: usize,
-    per_s: f64,
-    points_per_s: f64,
-    p50: f64,
-    p99: f64,
+    dir.write(&format!("bench_sensors_{}.toml", args.agents), text)
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Result<()> {
-    if !(1..=32).contains(&args.agents) {
-        bail!("--agents takes 1 to 32 agents");
-    }
+    check_range("--agents", args.agents, 1..=32, "agents")?;
     if args.frames == 0 {
         bail!("--frames must be at least 1");
     }
     if !(args.rate.is_finite() && args.rate > 0.0) {
         bail!("--rate must be a positive number of hertz");
     }
-    if args.sensor_nodes.is_empty() || args.sensor_nodes.iter().any(|&n| n == 0 || n > 8) {
-        bail!("--sensor-nodes takes 1 to 8 sensor nodes per run");
-    }
+    check_each(
+        "--sensor-nodes",
+        &args.sensor_nodes,
+        1..=8,
+        "sensor nodes per run",
+    )?;
     let kinds = args
         .sensors
         .iter()
@@ -244,21 +244,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
         }
     }
     if let Some(out) = &args.out {
-        let mut csv = String::from(CSV_HEADER);
-        csv.push('\n');
-        for r in &rows {
-            csv.push_str(&format!(
-                "{},{},{},{:.1},{:.0},{:.4},{:.4}\n",
-                r.kind.as_str(),
-                r.config,
-                r.sensor_nodes,
-                r.per_s,
-                r.points_per_s,
-                r.p50,
-                r.p99
-            ));
-        }
-        std::fs::write(out, csv).with_context(|| format!("cannot write {}", out.display()))?;
+        write_csv(out, CSV_HEADER, rows)?;
         println!("wrote {}", out.display());
     }
     Ok(())
@@ -273,42 +259,32 @@ struct Setup {
 
 /// `640x480`: width and height.
 fn parse_resolution(s: &str) -> Result<(u32, u32)> {
-    let usage = || anyhow::anyhow!("--camera '{s}': expected WIDTHxHEIGHT, e.g. 640x480");
-    let (w, h) = s.split_once('x').ok_or_else(usage)?;
-    let w: u32 = w.trim().parse().map_err(|_| usage())?;
-    let h: u32 = h.trim().parse().map_err(|_| usage())?;
+    let Some((w, h)) = dims(s) else {
+        bail!("--camera '{s}': expected WIDTHxHEIGHT, e.g. 640x480");
+    };
     if !(1..=8192).contains(&w) || !(1..=8192).contains(&h) {
         bail!("--camera '{s}': width and height must be 1 to 8192");
     }
     Ok((w, h))
 }
 
-/// Runs one setup with each number of sensor nodes, printing and collecting a row per kind.
+/// Runs one setup with each number of sensor nodes, printing a row per kind and collecting it
+/// as a CSV line.
 fn measure(
     domain: u32,
     qos: Option<&QosSpec>,
     args: &SensorsBenchArgs,
     setup: &Setup,
-    qos_set: &Arc<convoy_core::qos::QosSet>,
-    stop: &Arc<std::sync::atomic::AtomicBool>,
-    rows: &mut Vec<Row>,
+    qos_set: &Arc<QosSet>,
+    stop: &Arc<AtomicBool>,
+    rows: &mut Vec<String>,
 ) -> Result<()> {
-    let dir = std::env::temp_dir().join(format!("convoy-bench-sensors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let Setup {
-        plain,
-        lidar,
-        camera,
-    } = setup;
-    let (plain, lidar, camera) = (plain.as_slice(), *lidar, *camera);
+    let dir = ScratchDir::new("convoy-bench-sensors")?;
+    let (plain, lidar, camera) = (setup.plain.as_slice(), setup.lidar, setup.camera);
     let mut kinds: Vec<SensorKind> = plain.to_vec();
-    if lidar.is_some() {
-        kinds.push(SensorKind::Lidar);
-    }
-    if camera.is_some() {
-        kinds.push(SensorKind::Camera);
-    }
-    let scenario_path = write_scenario(&dir, args, plain, lidar, camera)?;
+    kinds.extend(lidar.map(|_| SensorKind::Lidar));
+    kinds.extend(camera.map(|_| SensorKind::Camera));
+    let scenario_path = write_scenario(&dir, args, setup)?;
     let scenario = convoy_core::scenario::Scenario::load(&scenario_path)?;
     let config = format!("{} agents @{} Hz", args.agents, args.rate);
     for &count in &args.sensor_nodes {
@@ -318,41 +294,19 @@ fn measure(
         let mut probes: Vec<Box<dyn Drain + Send>> = Vec::new();
         if lidar.is_some() {
             if let Some(first) = scenario.agent_ids().first() {
-                probes.push(probe_points::<PointCloud>(
-                    &node,
-                    &topics::sensor(first, "lidar"),
-                    SensorKind::Lidar,
-                    |m| &m.header,
-                    |m| u64::from(m.point_count),
-                )?);
-            }
-        }
-        if camera.is_some() {
-            for agent in scenario.agent_ids() {
-                probes.push(probe::<Image>(
-                    &node,
-                    &topics::sensor(&agent, "camera"),
-                    SensorKind::Camera,
-                    |m| &m.header,
-                )?);
+                probes.push(probe::<PointCloud>(&node, first, SensorKind::Lidar)?);
             }
         }
         for agent in scenario.agent_ids() {
+            if camera.is_some() {
+                probes.push(probe::<Image>(&node, &agent, SensorKind::Camera)?);
+            }
             for &kind in plain {
-                let (agent, id) = (agent.as_str(), kind.as_str());
                 probes.push(match kind {
-                    SensorKind::Imu => {
-                        probe::<Imu>(&node, &topics::sensor(agent, id), kind, |m| &m.header)?
-                    }
-                    SensorKind::Gnss => {
-                        probe::<GnssFix>(&node, &topics::sensor(agent, id), kind, |m| &m.header)?
-                    }
-                    SensorKind::Odometry => {
-                        probe::<Odometry>(&node, &topics::sensor(agent, id), kind, |m| &m.header)?
-                    }
-                    SensorKind::Radar => {
-                        probe::<RadarScan>(&node, &topics::sensor(agent, id), kind, |m| &m.header)?
-                    }
+                    SensorKind::Imu => probe::<Imu>(&node, &agent, kind)?,
+                    SensorKind::Gnss => probe::<GnssFix>(&node, &agent, kind)?,
+                    SensorKind::Odometry => probe::<Odometry>(&node, &agent, kind)?,
+                    SensorKind::Radar => probe::<RadarScan>(&node, &agent, kind)?,
                     SensorKind::Lidar | SensorKind::Camera => continue,
                 });
             }
@@ -398,32 +352,19 @@ fn measure(
                 }
             })
             .context("cannot start the consumer thread")?;
+        // The first sensor node is the main one, the others its clients.
         let sensors: Vec<SensorNodeLaunch> = (0..count)
-            .map(|i| SensorNodeLaunch {
-                name: if i == 0 {
-                    "main".into()
-                } else {
-                    format!("c{i}")
-                },
-                role: if i == 0 {
-                    SensorNodeRole::Main
-                } else {
-                    SensorNodeRole::Client
-                },
-                capacity: 1.0,
-                host: "local".into(),
+            .map(|i| match i {
+                0 => SensorNodeLaunch::local("main".into(), SensorNodeRole::Main),
+                _ => SensorNodeLaunch::local(format!("c{i}"), SensorNodeRole::Client),
             })
             .collect();
         let run_args = RunArgs {
             scenario: scenario_path.clone(),
             frames: Some(args.frames),
-            duration: None,
             mode: Some("sync".into()),
             exchange: Some("relay".into()),
-            state_log: None,
-            bridge: false,
-            bridge_config: None,
-            coordinator_args: Vec::new(),
+            ..RunArgs::default()
         };
         let nodes = scenario_nodes(domain, qos, &run_args, &sensors, &[], &|_| {
             HostAddress::Local
@@ -452,8 +393,7 @@ fn measure(
                 (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
                 _ => 0.0,
             };
-            let mut lat = t.latencies_ms.clone();
-            lat.sort_by(f64::total_cmp);
+            let latency = Stats::of(t.latencies_ms.clone());
             let config = match (kind, lidar, camera) {
                 (SensorKind::Lidar, Some((channels, columns, rate)), _) => {
                     format!("{channels}x{columns} @{rate} Hz")
@@ -463,39 +403,19 @@ fn measure(
                 }
                 _ => config.clone(),
             };
-            let row = Row {
-                kind,
-                config,
-                sensor_nodes: count,
-                per_s: if seconds > 0.0 {
-                    t.samples as f64 / seconds
-                } else {
-                    0.0
-                },
-                points_per_s: if seconds > 0.0 {
-                    t.points as f64 / seconds
-                } else {
-                    0.0
-                },
-                p50: percentile(&lat, 0.5),
-                p99: percentile(&lat, 0.99),
-            };
+            let (name, p50, p99) = (kind.as_str(), latency.p50, latency.p99);
+            let per_s = per_second(t.samples as f64, seconds);
+            let points_per_s = per_second(t.points as f64, seconds);
             println!(
-                "{:<9} {:<22} {:>6} {:>10.0} {:>11.0} {:>8.3} {:>8.3}",
-                row.kind.as_str(),
-                row.config,
-                row.sensor_nodes,
-                row.per_s,
-                row.points_per_s,
-                row.p50,
-                row.p99
+                "{name:<9} {config:<22} {count:>6} {per_s:>10.0} {points_per_s:>11.0} {p50:>8.3} {p99:>8.3}"
             );
-            rows.push(row);
+            rows.push(format!(
+                "{name},{config},{count},{per_s:.1},{points_per_s:.0},{p50:.4},{p99:.4}"
+            ));
         }
         if stop.load(Ordering::Relaxed) {
             break;
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

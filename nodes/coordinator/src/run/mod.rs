@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use convoy_core::dds::{Publisher, ReaderToken, Subscriber, WaitSet};
+use convoy_core::dds::{Publisher, Subscriber, WaitSet};
 use convoy_core::messages::{
     AgentState, FrameDone, NodeRole, NodeStatus, ReplyStatus, SensorAssignment, Tick,
     WorldCommandKind, WorldReply, WorldRequest,
@@ -93,10 +93,9 @@ struct Endpoints {
     requests: Subscriber<WorldRequest>,
     replies: Publisher<WorldReply>,
     assignments: Publisher<SensorAssignment>,
-    states: Vec<(String, Subscriber<AgentState>, ReaderToken)>,
+    states: Vec<(String, Subscriber<AgentState>)>,
     beacon: StatusBeacon,
     waitset: WaitSet,
-    done_token: ReaderToken,
 }
 
 struct Coordinator {
@@ -146,16 +145,15 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         states: Vec::new(),
         beacon,
         waitset: WaitSet::new().context("cannot create a wait set")?,
-        done_token: ReaderToken::default(),
     };
-    io.done_token = io.done.attach(&mut io.waitset)?;
+    io.done.attach(&mut io.waitset)?;
     // Registry and world requests are read every round (housekeeping), not on readiness.
     io.nodes.attach(&mut io.waitset)?;
     io.requests.attach(&mut io.waitset)?;
     for id in scenario.agent_ids() {
         let mut sub = node.subscriber(&topics::agent_state(&id))?;
-        let token = sub.attach(&mut io.waitset)?;
-        io.states.push((id, sub, token));
+        sub.attach(&mut io.waitset)?;
+        io.states.push((id, sub));
     }
     let state_log = match &config.state_log {
         Some(path) => Some(std::io::BufWriter::new(

@@ -7,10 +7,8 @@ impl Coordinator {
     /// One round of waiting and handling everything that arrived, feeding `barrier`.
     pub(super) fn service_barrier(&mut self, barrier: &mut Barrier, wait: Duration) -> Result<()> {
         self.io.waitset.wait(wait);
-        if self.io.waitset.ready(self.io.done_token) {
-            for done in self.io.done.take(256) {
-                barrier.frame_done(&done.value.node_id, done.value.frame);
-            }
+        for done in self.io.done.take_ready(&self.io.waitset, 256) {
+            barrier.frame_done(&done.value.node_id, done.value.frame);
         }
         let arrived = self.drain_states()?;
         for (agent, frame) in arrived {
@@ -33,11 +31,8 @@ impl Coordinator {
     pub(super) fn drain_states(&mut self) -> Result<Vec<(String, u64)>> {
         let mut arrived = Vec::new();
         let relay = self.relay();
-        for (agent, sub, token) in self.io.states.iter_mut() {
-            if !self.io.waitset.ready(*token) {
-                continue;
-            }
-            for s in sub.take(256) {
+        for (agent, sub) in self.io.states.iter_mut() {
+            for s in sub.take_ready(&self.io.waitset, 256) {
                 let state = s.value;
                 if state.agent_id != *agent {
                     tracing::warn!("state of '{}' on {}'s topic ignored", state.agent_id, agent);

@@ -11,10 +11,12 @@
 //! by a dedicated thread that does exactly that.
 
 pub mod discovery;
+mod endpoint;
 pub(crate) mod enforced;
 mod publisher;
 mod subscriber;
 pub mod transport;
+mod waitset;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -24,12 +26,14 @@ use std::time::{Duration, Instant};
 use rustdds::{DomainParticipant, QosPolicies, TopicKind};
 
 use crate::messages::Message;
-use crate::qos::{EndpointQos, QosError, QosSet, ResolvedProfile};
+use crate::qos::{QosError, QosSet};
 use crate::topics::{Topic, TopicClass};
 
+use endpoint::{Endpoint, Side};
 pub use publisher::{PublishError, Publisher};
-pub use subscriber::{ReaderStats, ReaderToken, Received, SampleStream, Subscriber, WaitSet};
+pub use subscriber::{ReaderStats, Received, SampleStream, Subscriber};
 pub use transport::{TransportError, TransportSettings};
+pub use waitset::{ReaderToken, WaitSet};
 
 /// The largest DDS domain id whose RTPS ports (7400 + 250 * id + offsets) fit in 16 bits.
 pub const MAX_DOMAIN_ID: u32 = 232;
@@ -111,6 +115,16 @@ pub enum EndpointError {
         type_name: &'static str,
         reason: String,
     },
+}
+
+impl EndpointError {
+    fn create<M: Message>(topic: &str, reason: impl ToString) -> EndpointError {
+        EndpointError::Create {
+            topic: topic.to_string(),
+            type_name: M::TYPE_NAME,
+            reason: reason.to_string(),
+        }
+    }
 }
 
 /// A bounded wait ran out.
@@ -252,42 +266,35 @@ impl Node {
 
     /// A publisher on `topic` with the writer QoS of its class's profile.
     pub fn publisher<M: Message>(&self, topic: &Topic<M>) -> Result<Publisher<M>, EndpointError> {
-        let qos = self.endpoint_qos(topic, |profile, name| profile.writer_for(name))?;
-        let dds_topic = self.topic::<M>(topic.name(), topic.class())?;
-        Publisher::create(
-            &self.inner.participant,
-            &self.inner.publisher,
-            &dds_topic,
-            topic.name(),
-            qos,
-        )
+        let (endpoint, dds_topic) = self.endpoint(topic, Side::Writer)?;
+        Publisher::create(endpoint, &self.inner.publisher, &dds_topic)
     }
 
     /// A subscriber on `topic` with the reader QoS of its class's profile.
     pub fn subscriber<M: Message>(&self, topic: &Topic<M>) -> Result<Subscriber<M>, EndpointError> {
-        let qos = self.endpoint_qos(topic, |profile, name| profile.reader_for(name))?;
-        let dds_topic = self.topic::<M>(topic.name(), topic.class())?;
-        Subscriber::create(
-            &self.inner.participant,
-            &self.inner.subscriber,
-            &dds_topic,
-            topic.name(),
-            qos,
-        )
+        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader)?;
+        Subscriber::create(endpoint, &self.inner.subscriber, &dds_topic)
     }
 
-    /// The writer or reader QoS (`side`) of `topic`'s profile, its resource limits cut to one
-    /// instance where the stream has one writer and no key.
-    fn endpoint_qos<M: Message>(
+    /// The writer or reader (`side`) QoS of `topic`'s profile, its resource limits cut to one
+    /// instance where the stream has one writer and no key, and the rustdds topic.
+    fn endpoint<M: Message>(
         &self,
         topic: &Topic<M>,
-        side: impl for<'a> Fn(&'a ResolvedProfile, &str) -> &'a EndpointQos,
-    ) -> Result<EndpointQos, EndpointError> {
-        let mut qos = side(self.inner.qos.for_class(topic.class())?, topic.name()).clone();
+        side: Side,
+    ) -> Result<(Endpoint, rustdds::Topic), EndpointError> {
+        let profile = self.inner.qos.for_class(topic.class())?;
+        let mut qos = match side {
+            Side::Writer => profile.writer_for(topic.name()),
+            Side::Reader => profile.reader_for(topic.name()),
+        }
+        .clone();
         if single_writer_stream::<M>(topic.class()) {
             qos.resource_limits = qos.resource_limits.for_unkeyed();
         }
-        Ok(qos)
+        let dds_topic = self.topic::<M>(topic.name(), topic.class())?;
+        let endpoint = Endpoint::new(side, &self.inner.participant, topic.name(), qos);
+        Ok((endpoint, dds_topic))
     }
 
     /// The rustdds topic for `name`, created once per node.
@@ -296,11 +303,7 @@ impl Node {
         name: &str,
         class: TopicClass,
     ) -> Result<rustdds::Topic, EndpointError> {
-        let create_error = |reason: String| EndpointError::Create {
-            topic: name.to_string(),
-            type_name: M::TYPE_NAME,
-            reason,
-        };
+        let create_error = |reason: String| EndpointError::create::<M>(name, reason);
         let mut topics = self
             .inner
             .topics

@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use rustdds::{no_key, with_key, Topic};
 
+use super::endpoint::{for_both, Endpoint, Twin};
 use super::enforced::DeadlineClock;
 use super::wire::{Wire, WireAdapter};
-use super::{discovery, poll_until, EndpointError, WaitError};
+use super::{EndpointError, WaitError};
 use crate::messages::Message;
 use crate::qos::EndpointQos;
 
@@ -22,97 +23,71 @@ pub enum PublishError {
     Dds { topic: String, reason: String },
 }
 
-enum Writer<M: Message> {
-    Keyed(with_key::DataWriter<Wire<M>, WireAdapter<M>>),
-    Unkeyed(no_key::DataWriter<Wire<M>, WireAdapter<M>>),
-}
+type Writer<M> = Twin<
+    with_key::DataWriter<Wire<M>, WireAdapter<M>>,
+    no_key::DataWriter<Wire<M>, WireAdapter<M>>,
+>;
 
 /// A typed publisher. Create it with [`super::Node::publisher`].
 pub struct Publisher<M: Message> {
     writer: Writer<M>,
-    topic: String,
-    qos: EndpointQos,
-    dds_qos: rustdds::QosPolicies,
-    participant: rustdds::DomainParticipant,
+    endpoint: Endpoint,
     /// Offered DEADLINE, enforced by convoy (rustdds does not count misses).
     deadline: Option<Mutex<(DeadlineClock, u64)>>,
 }
 
 impl<M: Message> Publisher<M> {
     pub(super) fn create(
-        participant: &rustdds::DomainParticipant,
+        endpoint: Endpoint,
         publisher: &rustdds::Publisher,
         dds_topic: &Topic,
-        topic: &str,
-        qos: EndpointQos,
     ) -> Result<Self, EndpointError> {
-        let create_error = |e: rustdds::dds::CreateError| EndpointError::Create {
-            topic: topic.to_string(),
-            type_name: M::TYPE_NAME,
-            reason: e.to_string(),
-        };
-        let dds_qos = qos.to_rustdds();
-        let writer = if M::KEYED {
-            Writer::Keyed(
-                publisher
-                    .create_datawriter::<Wire<M>, WireAdapter<M>>(dds_topic, Some(dds_qos.clone()))
-                    .map_err(create_error)?,
-            )
-        } else {
-            Writer::Unkeyed(
-                publisher
-                    .create_datawriter_no_key::<Wire<M>, WireAdapter<M>>(
-                        dds_topic,
-                        Some(dds_qos.clone()),
-                    )
-                    .map_err(create_error)?,
-            )
-        };
-        let deadline = qos
+        let writer = endpoint.create::<M, _, _>(
+            |qos| publisher.create_datawriter(dds_topic, qos),
+            |qos| publisher.create_datawriter_no_key(dds_topic, qos),
+        )?;
+        let deadline = endpoint
+            .qos
             .deadline
             .map(|period| Mutex::new((DeadlineClock::new(period, Instant::now()), 0)));
         Ok(Publisher {
             writer,
-            topic: topic.to_string(),
-            qos,
-            dds_qos,
-            participant: participant.clone(),
+            endpoint,
             deadline,
         })
     }
 
     pub fn topic(&self) -> &str {
-        &self.topic
+        &self.endpoint.topic
     }
 
     pub fn qos(&self) -> &EndpointQos {
-        &self.qos
+        &self.endpoint.qos
     }
 
     /// Publishes one message.
     pub fn write(&self, message: M) -> Result<(), PublishError> {
-        let result = match &self.writer {
-            Writer::Keyed(w) => w.write(Wire(message), None).map_err(drop_data),
-            Writer::Unkeyed(w) => w.write(Wire(message), None).map_err(drop_data),
-        };
+        let result = for_both!(&self.writer, w => w.write(Wire(message), None));
         if let Some(deadline) = &self.deadline {
             if let Ok(mut guard) = deadline.lock() {
                 let (clock, missed) = &mut *guard;
                 *missed += clock.sample(Instant::now());
             }
         }
-        result.map_err(|e| match e {
-            WriteFailure::Encode(reason) => PublishError::Encode {
-                topic: self.topic.clone(),
-                reason,
-            },
-            WriteFailure::WouldBlock => PublishError::WouldBlock {
-                topic: self.topic.clone(),
-            },
-            WriteFailure::Other(reason) => PublishError::Dds {
-                topic: self.topic.clone(),
-                reason,
-            },
+        result.map_err(|e| {
+            use rustdds::dds::WriteError as W;
+            let topic = self.endpoint.topic.clone();
+            match e {
+                W::Serialization { reason, .. } => PublishError::Encode { topic, reason },
+                W::WouldBlock { .. } => PublishError::WouldBlock { topic },
+                W::Poisoned { reason, .. } | W::Internal { reason } => {
+                    PublishError::Dds { topic, reason }
+                }
+                W::Io(e) => PublishError::Dds {
+                    topic,
+                    reason: e.to_string(),
+                },
+            }
         })
     }
 
@@ -161,45 +136,16 @@ impl<M: Message> Publisher<M> {
 
     /// How many readers this writer is matched with now.
     pub fn matched_readers(&self) -> usize {
-        discovery::matched_readers(&self.participant, &self.topic, &self.dds_qos)
+        self.endpoint.matched()
     }
 
     /// Blocks until at least `readers` readers are matched, or fails after `timeout`.
     pub fn wait_for_match(&self, readers: usize, timeout: Duration) -> Result<(), WaitError> {
-        if poll_until(timeout, || self.matched_readers() >= readers) {
-            Ok(())
-        } else {
-            Err(WaitError::MatchTimeout {
-                topic: self.topic.clone(),
-                what: "readers",
-                wanted: readers,
-                matched: self.matched_readers(),
-                waited: timeout,
-            })
-        }
+        self.endpoint.wait_for_match(readers, timeout)
     }
 
     /// Waits (bounded) until every matched reader acknowledged what was written.
     pub fn wait_for_acknowledgments(&self, timeout: Duration) -> bool {
-        match &self.writer {
-            Writer::Keyed(w) => w.wait_for_acknowledgments(timeout).unwrap_or(false),
-            Writer::Unkeyed(w) => w.wait_for_acknowledgments(timeout).unwrap_or(false),
-        }
-    }
-}
-
-enum WriteFailure {
-    Encode(String),
-    WouldBlock,
-    Other(String),
-}
-
-fn drop_data<D>(e: rustdds::dds::WriteError<D>) -> WriteFailure {
-    use rustdds::dds::WriteError as W;
-    match e {
-        W::Serialization { reason, .. } => WriteFailure::Encode(reason),
-        W::WouldBlock { .. } => WriteFailure::WouldBlock,
-        W::Poisoned { reason, .. } | W::Internal { reason } => WriteFailure::Other(reason),
-        W::Io(e) => WriteFailure::Other(e.to_string()),
+        for_both!(&self.writer, w => w.wait_for_acknowledgments(timeout).unwrap_or(false))
     }
 }

@@ -15,9 +15,11 @@ use rustdds::mio1;
 use rustdds::{no_key, with_key, GUID};
 use rustdds::{ReadCondition, SampleInfo, Timestamp, Topic};
 
+use super::endpoint::{for_both, Endpoint, Twin};
 use super::enforced::{expired, InstanceDeadlines, TimeFilter};
+use super::waitset::{ReaderToken, WaitSet};
 use super::wire::{Wire, WireAdapter};
-use super::{discovery, poll_until, EndpointError, WaitError};
+use super::{EndpointError, WaitError};
 use crate::messages::Message;
 use crate::qos::EndpointQos;
 
@@ -53,23 +55,22 @@ impl ReaderStats {
     }
 }
 
-enum Reader<M: Message> {
-    Keyed(with_key::DataReader<Wire<M>, WireAdapter<M>>),
-    Unkeyed(no_key::DataReader<Wire<M>, WireAdapter<M>>),
-}
+type Reader<M> = Twin<
+    with_key::DataReader<Wire<M>, WireAdapter<M>>,
+    no_key::DataReader<Wire<M>, WireAdapter<M>>,
+>;
 
 /// A typed subscriber. Create it with [`super::Node::subscriber`].
 pub struct Subscriber<M: Message> {
     reader: Reader<M>,
-    topic: String,
-    qos: EndpointQos,
-    dds_qos: rustdds::QosPolicies,
-    participant: rustdds::DomainParticipant,
+    endpoint: Endpoint,
     stats: Arc<ReaderStats>,
     deadlines: Option<InstanceDeadlines<M::Key>>,
     time_filter: Option<TimeFilter<M::Key>>,
     /// Created on the first blocking wait.
     poll: Option<mio1::Poll>,
+    /// Its token in the wait set it is attached to, if any.
+    token: Option<ReaderToken>,
     /// Decode errors logged so far, to keep a flood of bad samples from flooding the log.
     logged_errors: u64,
     /// The last sequence number seen from each writer, to count what never arrived.
@@ -86,50 +87,27 @@ const MAX_ERRORS_PER_TAKE: usize = 1024;
 
 impl<M: Message> Subscriber<M> {
     pub(super) fn create(
-        participant: &rustdds::DomainParticipant,
+        endpoint: Endpoint,
         subscriber: &rustdds::Subscriber,
         dds_topic: &Topic,
-        topic: &str,
-        qos: EndpointQos,
     ) -> Result<Self, EndpointError> {
-        let create_error = |e: rustdds::dds::CreateError| EndpointError::Create {
-            topic: topic.to_string(),
-            type_name: M::TYPE_NAME,
-            reason: e.to_string(),
-        };
-        let dds_qos = qos
-            .to_rustdds()
-            .with_user_data(super::announced_receive_buffer());
-        let reader = if M::KEYED {
-            Reader::Keyed(
-                subscriber
-                    .create_datareader::<Wire<M>, WireAdapter<M>>(dds_topic, Some(dds_qos.clone()))
-                    .map_err(create_error)?,
-            )
-        } else {
-            Reader::Unkeyed(
-                subscriber
-                    .create_datareader_no_key::<Wire<M>, WireAdapter<M>>(
-                        dds_topic,
-                        Some(dds_qos.clone()),
-                    )
-                    .map_err(create_error)?,
-            )
-        };
+        let reader = endpoint.create::<M, _, _>(
+            |qos| subscriber.create_datareader(dds_topic, qos),
+            |qos| subscriber.create_datareader_no_key(dds_topic, qos),
+        )?;
+        let qos = &endpoint.qos;
         let now = Instant::now();
         let reliable = matches!(qos.reliability, crate::qos::Reliability::Reliable { .. });
         Ok(Subscriber {
             reader,
-            topic: topic.to_string(),
             deadlines: qos
                 .deadline
                 .map(|period| InstanceDeadlines::new(period, M::KEYED, now)),
             time_filter: qos.time_based_filter.map(TimeFilter::new),
-            qos,
-            dds_qos,
-            participant: participant.clone(),
+            endpoint,
             stats: Arc::new(ReaderStats::default()),
             poll: None,
+            token: None,
             logged_errors: 0,
             last_seq: BTreeMap::new(),
             reliable,
@@ -138,11 +116,11 @@ impl<M: Message> Subscriber<M> {
     }
 
     pub fn topic(&self) -> &str {
-        &self.topic
+        &self.endpoint.topic
     }
 
     pub fn qos(&self) -> &EndpointQos {
-        &self.qos
+        &self.endpoint.qos
     }
 
     pub fn stats(&self) -> Arc<ReaderStats> {
@@ -169,7 +147,7 @@ impl<M: Message> Subscriber<M> {
                 }
                 Err(rustdds::dds::ReadError::UnknownKey { .. }) => {}
                 Err(other) => {
-                    tracing::error!(topic = %self.topic, "DDS read failed: {other}");
+                    tracing::error!(topic = %self.endpoint.topic, "DDS read failed: {other}");
                     break;
                 }
             }
@@ -181,7 +159,7 @@ impl<M: Message> Subscriber<M> {
         self.count_gaps(&raw);
         for (value, info) in raw {
             let source_ns = info.source_timestamp().map(timestamp_ns);
-            if let (Some(lifespan), Some(source_ns)) = (self.qos.lifespan, source_ns) {
+            if let (Some(lifespan), Some(source_ns)) = (self.endpoint.qos.lifespan, source_ns) {
                 if expired(lifespan, source_ns, now_ns) {
                     self.stats.expired.fetch_add(1, Ordering::Relaxed);
                     continue;
@@ -242,22 +220,12 @@ impl<M: Message> Subscriber<M> {
 
     /// How many writers this reader is matched with now.
     pub fn matched_writers(&self) -> usize {
-        discovery::matched_writers(&self.participant, &self.topic, &self.dds_qos)
+        self.endpoint.matched()
     }
 
     /// Blocks until at least `writers` writers are matched, or fails after `timeout`.
     pub fn wait_for_match(&self, writers: usize, timeout: Duration) -> Result<(), WaitError> {
-        if poll_until(timeout, || self.matched_writers() >= writers) {
-            Ok(())
-        } else {
-            Err(WaitError::MatchTimeout {
-                topic: self.topic.clone(),
-                what: "writers",
-                wanted: writers,
-                matched: self.matched_writers(),
-                waited: timeout,
-            })
-        }
+        self.endpoint.wait_for_match(writers, timeout)
     }
 
     /// Turns this subscriber into an async stream, fed by a dedicated reader thread that
@@ -266,9 +234,9 @@ impl<M: Message> Subscriber<M> {
     pub fn into_stream(mut self) -> SampleStream<M> {
         let (tx, rx) = tokio::sync::mpsc::channel(1024);
         let stats = self.stats();
-        let topic = self.topic.clone();
+        let topic = self.endpoint.topic.clone();
         let spawned = std::thread::Builder::new()
-            .name(format!("reader {}", self.topic))
+            .name(format!("reader {topic}"))
             .spawn(move || {
                 while !tx.is_closed() {
                     for sample in self.take_wait(256, Duration::from_millis(100)) {
@@ -306,7 +274,7 @@ impl<M: Message> Subscriber<M> {
         if !M::KEYED && !self.logged_loss {
             self.logged_loss = true;
             tracing::warn!(
-                topic = %self.topic,
+                topic = %self.endpoint.topic,
                 lost = total,
                 "reliable samples overwritten before they were taken: the reader fell behind \
                  its history depth (deepen it or use KEEP_ALL in the QoS profile)"
@@ -328,7 +296,7 @@ impl<M: Message> Subscriber<M> {
         self.logged_errors += 1;
         if self.logged_errors <= LOGGED_ERRORS_IN_FULL || n.is_multiple_of(1000) {
             tracing::warn!(
-                topic = %self.topic,
+                topic = %self.endpoint.topic,
                 expected = M::TYPE_NAME,
                 decode_errors = n,
                 "dropped a sample that does not decode: {reason}"
@@ -342,7 +310,7 @@ impl<M: Message> Subscriber<M> {
         out: &mut Vec<(M, SampleInfo)>,
     ) -> Result<(), rustdds::dds::ReadError> {
         match &mut self.reader {
-            Reader::Keyed(r) => {
+            Twin::Keyed(r) => {
                 for sample in r.take(max, ReadCondition::any())? {
                     let info = sample.sample_info().clone();
                     if let Some(Wire(value)) = sample.into_value().value() {
@@ -350,7 +318,7 @@ impl<M: Message> Subscriber<M> {
                     }
                 }
             }
-            Reader::Unkeyed(r) => {
+            Twin::Unkeyed(r) => {
                 for sample in r.take(max, ReadCondition::any())? {
                     let info = sample.sample_info().clone();
                     out.push((sample.into_value().0, info));
@@ -364,13 +332,18 @@ impl<M: Message> Subscriber<M> {
     /// arrives here. A reader is registered with one wait set at most and never uses its own
     /// blocking wait afterwards.
     pub fn attach(&mut self, waitset: &mut WaitSet) -> std::io::Result<ReaderToken> {
-        let token = waitset.next_token();
-        let registry = waitset.poll.registry();
-        match &mut self.reader {
-            Reader::Keyed(r) => registry.register(r, token, mio1::Interest::READABLE)?,
-            Reader::Unkeyed(r) => registry.register(r, token, mio1::Interest::READABLE)?,
+        let token = for_both!(&mut self.reader, r => waitset.attach_source(r))?;
+        self.token = Some(token);
+        Ok(token)
+    }
+
+    /// As [`Subscriber::take`] when `waitset`, the set this reader is attached to, says it
+    /// should be read now ([`WaitSet::ready`]); nothing otherwise.
+    pub fn take_ready(&mut self, waitset: &WaitSet, max: usize) -> Vec<Received<M>> {
+        match self.token {
+            Some(token) if !waitset.ready(token) => Vec::new(),
+            _ => self.take(max),
         }
-        Ok(ReaderToken(token.0))
     }
 
     /// Blocks until the reader signals new data or `timeout` passes. False when no poller
@@ -381,10 +354,7 @@ impl<M: Message> Subscriber<M> {
                 return false;
             };
             let registry = poll.registry();
-            let registered = match &mut self.reader {
-                Reader::Keyed(r) => registry.register(r, READER_TOKEN, mio1::Interest::READABLE),
-                Reader::Unkeyed(r) => registry.register(r, READER_TOKEN, mio1::Interest::READABLE),
-            };
+            let registered = for_both!(&mut self.reader, r => registry.register(r, READER_TOKEN, mio1::Interest::READABLE));
             if registered.is_err() {
                 return false;
             }
@@ -395,90 +365,6 @@ impl<M: Message> Subscriber<M> {
         };
         let mut events = mio1::Events::with_capacity(4);
         poll.poll(&mut events, Some(timeout)).is_ok()
-    }
-}
-
-/// Waits on several readers at once (DDS's WaitSet): one thread blocks until any attached
-/// reader has data or a timeout passes, then takes from each. Readiness is edge-triggered, so
-/// after a wake the owner drains every attached reader; the timeout bounds any stall.
-pub struct WaitSet {
-    poll: mio1::Poll,
-    events: mio1::Events,
-    tokens: usize,
-    /// Readers that signalled in the last wait, indexed by token.
-    ready: Vec<bool>,
-    /// True when the last wait timed out: callers then sweep every reader, which also
-    /// catches data whose edge was consumed without a full drain.
-    swept: bool,
-}
-
-/// Identifies an attached reader in a [`WaitSet`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ReaderToken(usize);
-
-impl WaitSet {
-    pub fn new() -> std::io::Result<WaitSet> {
-        Ok(WaitSet {
-            poll: mio1::Poll::new()?,
-            events: mio1::Events::with_capacity(64),
-            tokens: 0,
-            ready: vec![false],
-            swept: true,
-        })
-    }
-
-    fn next_token(&mut self) -> mio1::Token {
-        self.tokens += 1;
-        self.ready.push(true);
-        mio1::Token(self.tokens)
-    }
-
-    /// Registers another readiness source (a reader made outside this crate, such as a ROS 2
-    /// subscription of the bridge) with this set.
-    pub fn attach_source(
-        &mut self,
-        source: &mut impl mio1::event::Source,
-    ) -> std::io::Result<ReaderToken> {
-        let token = self.next_token();
-        self.poll
-            .registry()
-            .register(source, token, mio1::Interest::READABLE)?;
-        Ok(ReaderToken(token.0))
-    }
-
-    /// A waker that ends a [`WaitSet::wait`] from another thread (a worker that finished),
-    /// with the token [`WaitSet::ready`] then reports.
-    pub fn waker(&mut self) -> std::io::Result<(ReaderToken, Arc<mio1::Waker>)> {
-        let token = self.next_token();
-        let waker = mio1::Waker::new(self.poll.registry(), token)?;
-        Ok((ReaderToken(token.0), Arc::new(waker)))
-    }
-
-    /// Blocks until an attached reader has data (true) or `timeout` passes (false).
-    pub fn wait(&mut self, timeout: Duration) -> bool {
-        self.ready.iter_mut().for_each(|r| *r = false);
-        let woke = match self.poll.poll(&mut self.events, Some(timeout)) {
-            Ok(()) => !self.events.is_empty(),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => false,
-            Err(e) => {
-                tracing::error!("waiting on readers failed: {e}");
-                std::thread::sleep(timeout.min(Duration::from_millis(1)));
-                false
-            }
-        };
-        for event in self.events.iter() {
-            if let Some(r) = self.ready.get_mut(event.token().0) {
-                *r = true;
-            }
-        }
-        self.swept = !woke;
-        woke
-    }
-
-    /// Whether the reader of `token` should be read now: it signalled, or the last wait
-    /// timed out (a sweep of every reader).
-    pub fn ready(&self, token: ReaderToken) -> bool {
-        self.swept || self.ready.get(token.0).copied().unwrap_or(true)
     }
 }
 

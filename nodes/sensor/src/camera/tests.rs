@@ -1,40 +1,7 @@
 //! Rendering checks on whatever adapter this machine has (lavapipe on CPU).
 
 use super::*;
-use convoy_core::messages::{Pose as PoseMsg, Quat as QuatMsg, Vec3 as Vec3Msg};
-
-/// Ego at the origin facing +x, car_2 parked `ahead` m in front; nothing else.
-fn scenario() -> Scenario {
-    let text = r#"
-[scenario]
-name = "camera"
-dt = 0.05
-[map]
-ground_half_extents = [500.0, 500.0]
-[[agents]]
-id = "ego"
-start = { x = 0.0, y = 0.0 }
-[agents.controller]
-kind = "external"
-[[agents]]
-id = "car_2"
-start = { x = 20.0, y = 0.0 }
-[agents.controller]
-kind = "external"
-"#;
-    Scenario::from_str(text, "camera.toml").expect("scenario")
-}
-
-fn state(agent: &str, x: f64) -> AgentState {
-    AgentState {
-        agent_id: agent.into(),
-        pose: PoseMsg {
-            position: Vec3Msg { x, y: 0.0, z: 0.75 },
-            orientation: QuatMsg::new(0.0, 0.0, 0.0, 1.0),
-        },
-        ..AgentState::default()
-    }
-}
+use crate::fixtures::{state, two_cars as scenario};
 
 /// A 160x120 camera, 90 degrees wide, 1.5 m above the ground at the car's centre.
 fn params(pitch_deg: f64) -> CameraParams {
@@ -66,8 +33,8 @@ fn pixel(img: &CameraImages, x: u32, y: u32) -> ([u8; 3], f32, u8) {
 fn the_car_ahead_is_in_the_centre_in_its_colour_depth_and_class() {
     let mut r = renderer();
     let mut scene = CameraScene::new(&scenario());
-    let ego = state("ego", 0.0);
-    scene.place([ego.clone(), state("car_2", 20.0)].iter());
+    let ego = state("ego", 0, 0.0, 0.0);
+    scene.place([ego.clone(), state("car_2", 0, 20.0, 0.0)].iter());
     let img = r.render(&scene, &ego, &params(0.0)).expect("render");
     assert_eq!((img.width, img.height), (160, 120));
     assert_eq!(img.rgb.len(), 160 * 120 * 3);
@@ -103,7 +70,7 @@ fn horizon_row(img: &CameraImages) -> u32 {
 fn the_horizon_splits_sky_and_ground_where_the_field_of_view_says() {
     let mut r = renderer();
     let mut scene = CameraScene::new(&scenario());
-    let ego = state("ego", 0.0);
+    let ego = state("ego", 0, 0.0, 0.0);
     scene.place([ego.clone()].iter());
     let level = r.render(&scene, &ego, &params(0.0)).expect("render");
     // Level camera: the horizon is the middle of the image (the ground's edge, 500 m away,
@@ -143,8 +110,8 @@ fn the_horizon_splits_sky_and_ground_where_the_field_of_view_says() {
 fn a_frame_renders_the_same_every_time() {
     let mut r = renderer();
     let mut scene = CameraScene::new(&scenario());
-    let ego = state("ego", 0.0);
-    scene.place([ego.clone(), state("car_2", 12.0)].iter());
+    let ego = state("ego", 0, 0.0, 0.0);
+    scene.place([ego.clone(), state("car_2", 0, 12.0, 0.0)].iter());
     let a = r.render(&scene, &ego, &params(5.0)).expect("render");
     let b = r.render(&scene, &ego, &params(5.0)).expect("render");
     assert_eq!(a, b);

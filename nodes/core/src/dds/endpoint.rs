@@ -1,0 +1,114 @@
+//! What a typed publisher and a typed subscriber share: their topic and QoS (as convoy and as
+//! rustdds see them), the creation of the keyed or unkeyed rustdds entity for their message
+//! type, and the count of matched endpoints on the other side, which a node waits on.
+
+use std::time::Duration;
+
+use rustdds::dds::CreateError;
+use rustdds::{DomainParticipant, QosPolicies};
+
+use super::{discovery, poll_until, EndpointError, WaitError};
+use crate::messages::Message;
+use crate::qos::EndpointQos;
+
+/// Which side of a topic an endpoint is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Side {
+    Writer,
+    Reader,
+}
+
+/// A rustdds writer or reader: rustdds has a keyed and an unkeyed twin of each, and a convoy
+/// message type is one or the other ([`Message::KEYED`]).
+pub(super) enum Twin<K, U> {
+    Keyed(K),
+    Unkeyed(U),
+}
+
+/// Runs the same code on whichever twin an entity is: the twins' methods share their names and
+/// signatures but no trait.
+macro_rules! for_both {
+    ($twin:expr, $entity:ident => $body:expr) => {
+        match $twin {
+            $crate::dds::endpoint::Twin::Keyed($entity) => $body,
+            $crate::dds::endpoint::Twin::Unkeyed($entity) => $body,
+        }
+    };
+}
+pub(super) use for_both;
+
+/// The topic and QoS of one publisher or subscriber.
+pub(super) struct Endpoint {
+    side: Side,
+    pub(super) topic: String,
+    pub(super) qos: EndpointQos,
+    /// `qos` as rustdds takes it; a reader's also announces its receive buffer.
+    dds_qos: QosPolicies,
+    participant: DomainParticipant,
+}
+
+impl Endpoint {
+    pub(super) fn new(
+        side: Side,
+        participant: &DomainParticipant,
+        topic: &str,
+        qos: EndpointQos,
+    ) -> Endpoint {
+        let dds_qos = match side {
+            Side::Writer => qos.to_rustdds(),
+            Side::Reader => qos
+                .to_rustdds()
+                .with_user_data(super::announced_receive_buffer()),
+        };
+        Endpoint {
+            side,
+            topic: topic.to_string(),
+            qos,
+            dds_qos,
+            participant: participant.clone(),
+        }
+    }
+
+    /// The keyed twin (`keyed`) or the unkeyed one (`unkeyed`) for `M`, made with this
+    /// endpoint's QoS.
+    pub(super) fn create<M: Message, K, U>(
+        &self,
+        keyed: impl FnOnce(Option<QosPolicies>) -> Result<K, CreateError>,
+        unkeyed: impl FnOnce(Option<QosPolicies>) -> Result<U, CreateError>,
+    ) -> Result<Twin<K, U>, EndpointError> {
+        let qos = Some(self.dds_qos.clone());
+        let created = if M::KEYED {
+            keyed(qos).map(Twin::Keyed)
+        } else {
+            unkeyed(qos).map(Twin::Unkeyed)
+        };
+        created.map_err(|e| EndpointError::create::<M>(&self.topic, e))
+    }
+
+    /// How many endpoints of the other side this one is matched with now.
+    pub(super) fn matched(&self) -> usize {
+        let (participant, topic, qos) = (&self.participant, &self.topic, &self.dds_qos);
+        match self.side {
+            Side::Writer => discovery::matched_readers(participant, topic, qos),
+            Side::Reader => discovery::matched_writers(participant, topic, qos),
+        }
+    }
+
+    /// Blocks until at least `wanted` endpoints of the other side are matched, or fails after
+    /// `timeout`.
+    pub(super) fn wait_for_match(&self, wanted: usize, timeout: Duration) -> Result<(), WaitError> {
+        if poll_until(timeout, || self.matched() >= wanted) {
+            return Ok(());
+        }
+        Err(WaitError::MatchTimeout {
+            topic: self.topic.clone(),
+            what: match self.side {
+                Side::Writer => "readers",
+                Side::Reader => "writers",
+            },
+            wanted,
+            matched: self.matched(),
+            waited: timeout,
+        })
+    }
+}
