@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up convoy and runs the demo: launch/demo.toml (the two-car scenario as separate
 # processes: coordinator + one process per agent, lockstep over DDS, a sensor node and the ROS 2
-# bridge, watched by a stock rclpy node) with a state log, then the
+# bridge, watched by a stock rclpy node, recorded to an MCAP file) with a state log, then the
 # DDS latency benchmark between two convoy processes with CycloneDDS's ddsperf beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,8 @@ watcher=$!
 target/debug/convoy launch launch/demo.toml --state-log target/demo/two_cars.jsonl
 wait "$watcher" || true
 echo "==> $(wc -l < target/demo/two_cars.jsonl) agent states logged (one JSON line per agent per frame)"
+echo "==> the run is recorded in target/demo/demo.mcap ($(du -h target/demo/demo.mcap | cut -f1));"
+echo "    play it again with: target/debug/convoy --domain 42 replay target/demo/demo.mcap"
 echo "==> convoy bench latency (two processes, reliable 'bench' profile of qos/convoy.xml)"
 exec target/debug/convoy --domain "$domain" bench latency \
   --qos qos/convoy.xml::convoy --sizes 64,4096,65536,1048576 --duration 3 \

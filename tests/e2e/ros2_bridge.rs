@@ -8,19 +8,20 @@
 //! JSON lines the tests assert on.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc::Receiver;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use convoy_bridge::ros_msgs::{
     Clock, Image, Imu, NavSatFix, Odometry, PointCloud2, RosMessage, TfMessage,
 };
 use convoy_tests::files::{fresh_dir, read_state_log, write_file};
+use convoy_tests::ros::{
+    collect_until_done, messages, num, probe, probe_args, python_node, start_python,
+};
 use convoy_tests::{
-    convoy_run, domain, lines_until, repo_root, ros_python, take_turn, wait_for_line, watchdog,
-    ChildGuard,
+    convoy_run, domain, lines_until, repo_root, take_turn, wait_for_line, watchdog, ChildGuard,
 };
 use serde_json::Value;
 
@@ -98,63 +99,6 @@ fn run_with_bridge(
     (run, lines)
 }
 
-/// A Python ROS node of tests/interop/ on ROS domain `ros_domain`.
-fn python_node(script: &str, ros_domain: u32, args: &[impl AsRef<OsStr>]) -> Command {
-    let mut cmd = Command::new(ros_python());
-    cmd.arg(repo_root().join("tests/interop").join(script))
-        .args(args)
-        .env("ROS_DOMAIN_ID", ros_domain.to_string())
-        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    cmd
-}
-
-/// ros2_probe.py's arguments: a `--topic` of each of `topics` ("NAME:KIND"), then `options`
-/// as on its command line.
-fn probe_args(topics: &[&str], options: &str) -> Vec<String> {
-    let topics = topics.iter().flat_map(|t| ["--topic", t]);
-    topics
-        .chain(options.split_whitespace())
-        .map(String::from)
-        .collect()
-}
-
-/// ros2_probe.py on ROS domain `ros_domain`, started and ready, with its line stream.
-fn probe(name: &str, ros_domain: u32, args: &[String]) -> (ChildGuard, Receiver<String>) {
-    start_python(name, &mut python_node("ros2_probe.py", ros_domain, args))
-}
-
-/// Starts `cmd`, waits for its {"ready": ...} line, and returns it with its line stream.
-fn start_python(name: &str, cmd: &mut Command) -> (ChildGuard, Receiver<String>) {
-    let mut child = ChildGuard::spawn(name, cmd);
-    let lines = child.stdout_lines();
-    wait_for_line(&lines, Duration::from_secs(60), "ready line", |l| {
-        l.contains("\"ready\"")
-    });
-    (child, lines)
-}
-
-/// The JSON lines of a Python node until its {"done": ...} line (bounded).
-fn collect_until_done(lines: &Receiver<String>, timeout: Duration) -> Vec<Value> {
-    let until = Instant::now() + timeout;
-    let mut out = Vec::new();
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        let line = lines
-            .recv_timeout(left)
-            .unwrap_or_else(|_| panic!("no done line within {timeout:?}; got {out:?}"));
-        let Ok(value) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let done = value.get("done").is_some();
-        out.push(value);
-        if done {
-            return out;
-        }
-    }
-}
-
 /// The type hash ROS ships for `pkg/msg/Type` (the type description file beside the .msg in
 /// the venv), to check what the bridge announces against ROS's own.
 fn ros_type_hash(ros_type: &str) -> String {
@@ -168,18 +112,6 @@ fn ros_type_hash(ros_type: &str) -> String {
         .as_str()
         .expect("hash_string")
         .to_string()
-}
-
-fn messages<'a>(out: &'a [Value], topic: &str) -> Vec<&'a Value> {
-    out.iter()
-        .filter(|v| v.get("msg").and_then(Value::as_str) == Some(topic))
-        .collect()
-}
-
-fn num(v: &Value, key: &str) -> f64 {
-    v[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("no number '{key}' in {v}"))
 }
 
 const DT_NS: i64 = 50_000_000;

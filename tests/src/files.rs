@@ -1,6 +1,6 @@
 //! The files convoy's end-to-end tests write and read: scratch directories of their own under
-//! target/<profile>, scenario and launch files made to measure, the CSV tables of the benches
-//! and the `--state-log` of a run.
+//! target/<profile>, scenario and launch files made to measure, the CSV tables of the benches,
+//! the `--state-log` of a run, and a small disk that fills up ([`Tmpfs`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -154,6 +154,51 @@ pub fn assert_same_states(expected: &StateLog, got: &StateLog, what: &str) {
             key.0,
             key.1
         );
+    }
+}
+
+/// Every agent's frames in the run's state log, one entry per line (repeats kept).
+pub fn logged_frames(log: &Path) -> BTreeMap<String, Vec<u64>> {
+    let text = std::fs::read_to_string(log)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", log.display()));
+    let mut out: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("state log line");
+        let agent = v["agent"].as_str().expect("agent").to_string();
+        out.entry(agent)
+            .or_default()
+            .push(v["frame"].as_u64().expect("frame"));
+    }
+    for frames in out.values_mut() {
+        frames.sort_unstable();
+    }
+    out
+}
+
+/// A small file system of the test's own (a disk that fills up), mounted for its run and
+/// unmounted at its end, pass or fail.
+pub struct Tmpfs(pub PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` (e.g. "256k") at `dir`, made when missing.
+    pub fn mount(dir: PathBuf, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(&dir).expect("mount point");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .expect("run mount");
+        assert!(
+            mounted.success(),
+            "cannot mount a tmpfs (the suite runs as root)"
+        );
+        Tmpfs(dir)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod files;
 pub mod process;
+pub mod ros;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -76,6 +77,14 @@ pub mod domain {
     pub const BRIDGE_HOLD: u32 = 66;
     pub const BRIDGE_HOLD_TIMEOUT: u32 = 67;
     pub const BRIDGE_DEAD_READER: u32 = 68;
+    pub const RECORD_RUN: u32 = 71;
+    pub const RECORD_ORIGINAL: u32 = 72;
+    pub const RECORD_REPLAY: u32 = 73;
+    pub const RECORD_INTERRUPT: u32 = 74;
+    pub const RECORD_KILL: u32 = 75;
+    pub const RECORD_BAD_INPUT: u32 = 76;
+    pub const RECORD_ROS2_LIVE: u32 = 77;
+    pub const RECORD_ROS2_REPLAY: u32 = 78;
 }
 
 /// The repository root (this crate lives in `tests/`).

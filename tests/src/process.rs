@@ -177,11 +177,13 @@ pub fn processes_on_domain(domain: u32) -> Vec<String> {
             continue;
         };
         let text = String::from_utf8_lossy(&cmdline).to_string();
+        // A recorder is `convoy ... record`: the command itself, not a node binary.
         if text.contains(&needle)
             && (text.contains("convoy-agent")
                 || text.contains("convoy-coordinator")
                 || text.contains("convoy-sensor")
-                || text.contains("convoy-bridge"))
+                || text.contains("convoy-bridge")
+                || text.contains("\0record\0"))
         {
             found.push(text.replace('\0', " "));
         }

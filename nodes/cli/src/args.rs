@@ -93,6 +93,10 @@ pub enum Command {
     World(WorldArgs),
     /// Sensor assignments: `--plan` computes where a scenario's sensors would go
     Assignments(AssignmentsArgs),
+    /// Record convoy topics to an MCAP file (schemas, QoS and sim time kept)
+    Record(crate::record_cmd::RecordArgs),
+    /// Publish a recording on DDS again, paced by its simulation time
+    Replay(crate::record_cmd::ReplayArgs),
     /// Measure the transport and the lockstep
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -124,6 +128,13 @@ pub struct RunArgs {
     /// The bridge's settings file (implies --bridge)
     #[arg(long, value_name = "FILE")]
     pub bridge_config: Option<PathBuf>,
+    /// Also record the run to FILE.mcap (a recorder node, bridge/record, that the run waits
+    /// for before frame 0)
+    #[arg(long, value_name = "FILE.mcap")]
+    pub record: Option<PathBuf>,
+    /// Recorder nodes of a launch file
+    #[arg(skip)]
+    pub recorders: Vec<crate::launch::RecordNodeLaunch>,
     /// Extra arguments for the coordinator (benchmarks)
     #[arg(skip)]
     pub coordinator_args: Vec<String>,

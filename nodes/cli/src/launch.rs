@@ -32,6 +32,13 @@
 //! host = "a"
 //! name = "ros2"                          # optional; it runs as DDS node bridge/NAME
 //! config = "bridge.toml"                 # optional; the bridge's settings, relative to this file
+//!
+//! [[nodes]]
+//! kind = "record"                        # an MCAP recorder; the run waits for it
+//! host = "a"
+//! name = "record"                        # optional; it runs as DDS node bridge/NAME
+//! out = "run.mcap"                       # optional; relative to this file
+//! topics = ["convoy/agent/*/state"]      # optional; default: every convoy topic
 //! ```
 //!
 //! Plain data with `deny_unknown_fields`; [`LaunchFile::load`] parses and checks everything
@@ -47,6 +54,8 @@ use convoy_core::config;
 use convoy_core::node::SensorNodeRole;
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{ClockMode, Exchange, Scenario};
+
+pub use crate::host::HostAddress;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +113,7 @@ pub enum NodeKind {
     Agent,
     Sensor,
     Bridge,
+    Record,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,6 +133,11 @@ pub struct NodeSpec {
     pub role: Option<SensorNodeRole>,
     /// sensor nodes: capacity (default 1.0).
     pub capacity: Option<f64>,
+    /// record nodes: the file to write (relative to the launch file).
+    pub out: Option<PathBuf>,
+    /// record nodes: topic patterns (default: every convoy topic).
+    #[serde(default)]
+    pub topics: Vec<String>,
 }
 
 /// A sensor node of a launch file, checked.
@@ -147,49 +162,6 @@ impl SensorNodeLaunch {
     }
 }
 
-/// Where a host is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HostAddress {
-    Local,
-    Netns(String),
-    Ssh { user: Option<String>, host: String },
-}
-
-impl HostAddress {
-    pub fn parse(s: &str) -> Result<HostAddress, String> {
-        if s == "local" {
-            return Ok(HostAddress::Local);
-        }
-        if let Some(name) = s.strip_prefix("netns:") {
-            let ok = !name.is_empty()
-                && name.len() <= 15
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-            return if ok {
-                Ok(HostAddress::Netns(name.to_string()))
-            } else {
-                Err(format!(
-                    "netns name '{name}' must be 1-15 characters of [A-Za-z0-9_-]"
-                ))
-            };
-        }
-        if let Some(rest) = s.strip_prefix("ssh://") {
-            let (user, host) = match rest.split_once('@') {
-                Some((u, h)) => (Some(u.to_string()), h.to_string()),
-                None => (None, rest.to_string()),
-            };
-            if host.is_empty() || host.contains('/') {
-                return Err(format!("'{s}' is not ssh://user@host"));
-            }
-            return Ok(HostAddress::Ssh { user, host });
-        }
-        Err(format!(
-            "address '{s}' is not one of \"local\", \"netns:NAME\", \"ssh://user@host\""
-        ))
-    }
-}
-
 /// A launch file, loaded and checked, with its paths resolved.
 #[derive(Debug, Clone)]
 pub struct LaunchFile {
@@ -203,6 +175,17 @@ pub struct LaunchFile {
     pub agent_hosts: BTreeMap<String, String>,
     pub sensor_nodes: Vec<SensorNodeLaunch>,
     pub bridge_nodes: Vec<BridgeNodeLaunch>,
+    pub record_nodes: Vec<RecordNodeLaunch>,
+}
+
+/// A recorder node of a launch file (or of `convoy run --record`): DDS node `bridge/NAME`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordNodeLaunch {
+    pub name: String,
+    pub host: String,
+    /// The file, resolved against the launch file; None: the recorder's default name.
+    pub out: Option<PathBuf>,
+    pub topics: Vec<String>,
 }
 
 /// A bridge node of a launch file (or of `convoy run --bridge`).
@@ -287,6 +270,7 @@ impl LaunchFile {
         let known: BTreeSet<String> = scenario.agent_ids().into_iter().collect();
         let mut sensor_nodes: Vec<SensorNodeLaunch> = Vec::new();
         let mut bridge_nodes: Vec<BridgeNodeLaunch> = Vec::new();
+        let mut record_nodes: Vec<RecordNodeLaunch> = Vec::new();
         for node in &spec.nodes {
             // Fields that belong to other kinds of node.
             let kind = kind_name(node.kind);
@@ -299,9 +283,19 @@ impl LaunchFile {
                     kind_line,
                 ));
             }
-            if node.name.is_some() && !matches!(node.kind, NodeKind::Sensor | NodeKind::Bridge) {
+            let named = matches!(
+                node.kind,
+                NodeKind::Sensor | NodeKind::Bridge | NodeKind::Record
+            );
+            if node.name.is_some() && !named {
                 return Err(misplaced(
-                    "name belongs to sensor and bridge nodes",
+                    "name belongs to sensor, bridge and record nodes",
+                    kind_line,
+                ));
+            }
+            if (node.out.is_some() || !node.topics.is_empty()) && node.kind != NodeKind::Record {
+                return Err(misplaced(
+                    "out and topics belong to record nodes",
                     kind_line,
                 ));
             }
@@ -383,9 +377,23 @@ impl LaunchFile {
                         host: node.host.clone(),
                     });
                 }
+                NodeKind::Record => {
+                    // A recorder is DDS node bridge/NAME: no bridge may have its name.
+                    let name = node.name.clone().unwrap_or_else(|| "record".into());
+                    let taken = bridge_nodes.iter().any(|b| b.name == name)
+                        || record_nodes.iter().any(|r| r.name == name);
+                    check_name("record node name", &name, taken)?;
+                    record_nodes.push(RecordNodeLaunch {
+                        name,
+                        host: node.host.clone(),
+                        out: node.out.as_ref().map(|o| base.join(o)),
+                        topics: node.topics.clone(),
+                    });
+                }
                 NodeKind::Bridge => {
                     let name = node.name.clone().unwrap_or_else(|| "ros2".into());
-                    let taken = bridge_nodes.iter().any(|b| b.name == name);
+                    let taken = bridge_nodes.iter().any(|b| b.name == name)
+                        || record_nodes.iter().any(|r| r.name == name);
                     check_name("bridge node name", &name, taken)?;
                     let config = node.config.as_ref().map(|c| base.join(c));
                     if let Some(c) = &config {
@@ -435,6 +443,7 @@ impl LaunchFile {
             agent_hosts,
             sensor_nodes,
             bridge_nodes,
+            record_nodes,
         })
     }
 
@@ -465,28 +474,6 @@ pub fn kind_name(kind: NodeKind) -> &'static str {
         NodeKind::Agent => "agent",
         NodeKind::Sensor => "sensor",
         NodeKind::Bridge => "bridge",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn addresses_parse() {
-        assert_eq!(HostAddress::parse("local"), Ok(HostAddress::Local));
-        assert_eq!(
-            HostAddress::parse("netns:convoy_a"),
-            Ok(HostAddress::Netns("convoy_a".into()))
-        );
-        assert_eq!(
-            HostAddress::parse("ssh://sim@10.0.0.2"),
-            Ok(HostAddress::Ssh {
-                user: Some("sim".into()),
-                host: "10.0.0.2".into()
-            })
-        );
-        assert!(HostAddress::parse("netns:").is_err());
-        assert!(HostAddress::parse("tcp://x").is_err());
+        NodeKind::Record => "record",
     }
 }

@@ -26,6 +26,7 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         mode: run.mode.map(|m| format!("{m:?}").to_lowercase()),
         exchange: run.exchange.map(|e| format!("{e:?}").to_lowercase()),
         state_log: args.state_log.clone(),
+        recorders: launch.record_nodes.clone(),
         ..RunArgs::default()
     };
     let host_of = |node_id: &str| -> HostAddress {
@@ -66,7 +67,11 @@ fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
             .bridge_nodes
             .iter()
             .find(|b| b.name == name)
-            .map(|b| &b.host),
+            .map(|b| &b.host)
+            .or_else(|| {
+                let recorder = launch.record_nodes.iter().find(|r| r.name == name);
+                recorder.map(|r| &r.host)
+            }),
         _ => None,
     };
     placed.map_or_else(|| launch.coordinator_host().to_string(), String::clone)

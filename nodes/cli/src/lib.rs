@@ -4,11 +4,13 @@ pub mod args;
 pub mod assignments_cmd;
 pub mod bench;
 pub mod graph;
+pub mod host;
 pub mod launch;
 pub mod launch_cmd;
 pub mod png_save;
 pub mod process;
 pub mod qos_cmd;
+pub mod record_cmd;
 pub mod render;
 pub mod run_cmd;
 pub mod topic_cmd;
@@ -76,6 +78,8 @@ pub fn run(cli: Cli) -> Result<()> {
             world_cmd::run(&node, &a.command, a.timeout)
         }
         Command::Bench(cmd) => bench::run(cli.domain, cli.qos.as_ref(), &cmd),
+        Command::Record(a) => record_cmd::record(cli.domain, cli.qos.as_ref(), &a),
+        Command::Replay(a) => record_cmd::replay(cli.domain, cli.qos.as_ref(), &a),
     }
 }
 

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use crate::launch::{BridgeNodeLaunch, HostAddress, SensorNodeLaunch};
-use anyhow::{bail, Result};
+use crate::launch::{BridgeNodeLaunch, HostAddress, RecordNodeLaunch, SensorNodeLaunch};
+use anyhow::{bail, Context as _, Result};
 use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
@@ -94,6 +94,9 @@ pub fn scenario_nodes(
         q.path = absolute(&q.path);
         common.extend(["--qos".into(), q.to_string()]);
     }
+    // What `convoy record` takes of them: it is a command, not a node binary (no scenario
+    // overrides: it reads the scenario only for its topic names).
+    let globals = common.clone();
     // Every node takes the same overrides (NodeArgs), so all of them see the same scenario.
     if let Some(mode) = &args.mode {
         common.extend(["--mode".into(), mode.clone()]);
@@ -114,6 +117,11 @@ pub fn scenario_nodes(
     }
     // The coordinator waits for exactly the sensor nodes started here (none: it runs without).
     coordinator_args.extend(["--sensor-nodes".into(), sensors.len().to_string()]);
+    // ... and for the recorders, so that they hear the run from its first tick.
+    let recorders = recorders_of(args);
+    for r in &recorders {
+        coordinator_args.extend(["--wait-for".into(), NodeId::bridge(&r.name).to_string()]);
+    }
     coordinator_args.extend(args.coordinator_args.iter().cloned());
     // Each node on its host; all but the coordinator take the scenario, then theirs, then common.
     let place = |id: NodeId, program: &Path, args: Vec<String>| {
@@ -169,7 +177,43 @@ pub fn scenario_nodes(
             nodes.push(place(NodeId::bridge(&b.name), &bridge_bin, node_args(own)));
         }
     }
+    if !recorders.is_empty() {
+        // The recorder is `convoy record` itself: the running convoy binary.
+        let convoy = std::env::current_exe().context("cannot find the convoy executable")?;
+        for r in &recorders {
+            let mut own = globals.clone();
+            own.extend(["record".into(), "--scenario".into(), path_arg.clone()]);
+            own.extend(["--name".into(), r.name.clone(), "--quiet".into()]);
+            if let Some(out) = &r.out {
+                // Absolute, as the recorder may run in another directory.
+                let out = match std::path::absolute(out) {
+                    Ok(out) => out,
+                    Err(_) => out.clone(),
+                };
+                own.extend(["--out".into(), out.display().to_string()]);
+            }
+            if !r.topics.is_empty() {
+                own.push("--topics".into());
+                own.extend(r.topics.iter().cloned());
+            }
+            nodes.push(place(NodeId::bridge(&r.name), &convoy, own));
+        }
+    }
     Ok(nodes)
+}
+
+/// The recorders of a run: a launch file's, and `--record FILE`'s (named `record`).
+fn recorders_of(args: &RunArgs) -> Vec<RecordNodeLaunch> {
+    let mut recorders = args.recorders.clone();
+    if let Some(out) = &args.record {
+        recorders.push(RecordNodeLaunch {
+            name: "record".into(),
+            host: "local".into(),
+            out: Some(out.clone()),
+            topics: Vec::new(),
+        });
+    }
+    recorders
 }
 
 /// The sensor nodes `convoy run` starts: one main when the scenario has sensors.

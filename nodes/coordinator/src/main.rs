@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use convoy_coordinator::{run, CoordinatorConfig};
-use convoy_core::node::NodeArgs;
+use convoy_core::node::{NodeArgs, NodeId};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -33,9 +33,20 @@ struct Args {
     /// sensors); nodes that join later take sensors no node runs
     #[arg(long)]
     sensor_nodes: Option<usize>,
+    /// Before frame 0, wait until this node (e.g. bridge/record, a recorder) reports on
+    /// convoy/nodes; repeatable
+    #[arg(long = "wait-for", value_name = "NODE_ID", value_parser = parse_node_id)]
+    wait_for: Vec<NodeId>,
     /// Print a final RESULT line for `convoy bench lockstep`
     #[arg(long, hide = true)]
     result_line: bool,
+}
+
+/// A graph node's id (coordinator, agent/ID, sensor/NAME, bridge/NAME), checked.
+fn parse_node_id(text: &str) -> Result<NodeId, String> {
+    let id = NodeId::parse_node(text).map_err(|e| e.to_string())?;
+    id.check().map_err(|e| e.to_string())?;
+    Ok(id)
 }
 
 fn main() -> ExitCode {
@@ -55,6 +66,7 @@ fn main() -> ExitCode {
             startup_timeout: Duration::from_secs_f64(args.startup_timeout),
             progress: true,
             sensor_nodes: args.sensor_nodes,
+            wait_for: args.wait_for,
         };
         let summary = run(&config, stop).map_err(|e| anyhow::anyhow!("{e:#}"))?;
         let (p50, p99) = summary.barrier_percentiles();

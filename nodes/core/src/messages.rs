@@ -11,6 +11,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt::Debug;
 
+/// The IDL of every convoy message, as a recording stores it next to the data (MCAP schema
+/// encoding `omgidl`): a reader of the file needs nothing else to decode it.
+pub const IDL: &str = include_str!("../../../idl/convoy.idl");
+
 /// What every convoy message type tells the DDS layer.
 pub trait Message: Serialize + DeserializeOwned + Clone + Debug + Send + Sync + 'static {
     /// The IDL's fully qualified type name, as DDS discovery announces it.
@@ -20,21 +24,41 @@ pub trait Message: Serialize + DeserializeOwned + Clone + Debug + Send + Sync + 
     /// The key members in IDL order (`()` for unkeyed types).
     type Key: rustdds::Key + DeserializeOwned + Send + Sync;
     fn key(&self) -> Self::Key;
+    /// The simulation time the message is stamped with, in nanoseconds; None for a message
+    /// that carries none (a recorder then uses the time it received the message).
+    fn sim_time_ns(&self) -> Option<u64> {
+        None
+    }
 }
 
+/// The `sim_time_ns` of a message stamped with the signed nanoseconds at `stamp`: a negative
+/// stamp (never written by convoy) counts as none.
+macro_rules! stamp_method {
+    () => {};
+    ($($stamp:ident).+) => {
+        fn sim_time_ns(&self) -> Option<u64> {
+            u64::try_from(self.$($stamp).+).ok()
+        }
+    };
+}
+
+/// `unkeyed_message!(Type)`, or `unkeyed_message!(Type, stamp: field.path)` for a type stamped
+/// with simulation time.
 macro_rules! unkeyed_message {
-    ($ty:ident) => {
+    ($ty:ident $(, stamp: $($stamp:ident).+)?) => {
         impl Message for $ty {
             const TYPE_NAME: &'static str = concat!("convoy::", stringify!($ty));
             const KEYED: bool = false;
             type Key = ();
             fn key(&self) -> Self::Key {}
+            stamp_method!($($($stamp).+)?);
         }
     };
 }
 
+/// `string_keyed_message!(Type, key_field)`, optionally with `stamp: field.path`.
 macro_rules! string_keyed_message {
-    ($ty:ident, $field:ident) => {
+    ($ty:ident, $field:ident $(, stamp: $($stamp:ident).+)?) => {
         impl Message for $ty {
             const TYPE_NAME: &'static str = concat!("convoy::", stringify!($ty));
             const KEYED: bool = true;
@@ -42,6 +66,7 @@ macro_rules! string_keyed_message {
             fn key(&self) -> Self::Key {
                 self.$field.clone()
             }
+            stamp_method!($($($stamp).+)?);
         }
     };
 }
@@ -118,7 +143,7 @@ pub struct AgentState {
     /// Half extents of the body's bounding box.
     pub extents: Vec3,
 }
-string_keyed_message!(AgentState, agent_id);
+string_keyed_message!(AgentState, agent_id, stamp: stamp_ns);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum ControlMode {
@@ -156,7 +181,7 @@ pub struct Tick {
     /// Relay exchange: the previous frame's states of every member (empty in peer mode).
     pub states: Vec<AgentState>,
 }
-unkeyed_message!(Tick);
+unkeyed_message!(Tick, stamp: sim_time_ns);
 
 /// `convoy/frame_done`
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -265,7 +290,7 @@ pub struct Image {
     #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
 }
-unkeyed_message!(Image);
+unkeyed_message!(Image, stamp: header.stamp_ns);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum PointFieldType {
@@ -297,7 +322,7 @@ pub struct PointCloud {
     #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
 }
-unkeyed_message!(PointCloud);
+unkeyed_message!(PointCloud, stamp: header.stamp_ns);
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Imu {
@@ -306,7 +331,7 @@ pub struct Imu {
     pub angular_velocity: Vec3,
     pub linear_acceleration: Vec3,
 }
-unkeyed_message!(Imu);
+unkeyed_message!(Imu, stamp: header.stamp_ns);
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GnssFix {
@@ -320,7 +345,7 @@ pub struct GnssFix {
     /// A fixed-size IDL array: no length on the wire.
     pub position_covariance: [f64; 9],
 }
-unkeyed_message!(GnssFix);
+unkeyed_message!(GnssFix, stamp: header.stamp_ns);
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Odometry {
@@ -328,7 +353,7 @@ pub struct Odometry {
     pub pose: Pose,
     pub twist: Twist,
 }
-unkeyed_message!(Odometry);
+unkeyed_message!(Odometry, stamp: header.stamp_ns);
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RadarDetection {
@@ -345,7 +370,7 @@ pub struct RadarScan {
     pub header: SensorHeader,
     pub detections: Vec<RadarDetection>,
 }
-unkeyed_message!(RadarScan);
+unkeyed_message!(RadarScan, stamp: header.stamp_ns);
 
 // ---- world commands ---------------------------------------------------------------------
 
@@ -484,6 +509,25 @@ mod tests {
             assert_eq!(visit_type(name, Name), Some(name));
         }
         assert_eq!(visit_type("convoy::Nope", Name), None);
+    }
+
+    #[test]
+    fn stamped_types_report_their_sim_time() {
+        let tick = Tick {
+            sim_time_ns: 42,
+            ..Tick::default()
+        };
+        assert_eq!(tick.sim_time_ns(), Some(42));
+        let imu = Imu {
+            header: SensorHeader {
+                stamp_ns: 7,
+                ..SensorHeader::default()
+            },
+            ..Imu::default()
+        };
+        assert_eq!(imu.sim_time_ns(), Some(7));
+        assert_eq!(FrameDone::default().sim_time_ns(), None);
+        assert!(IDL.contains("struct AgentState"));
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub struct CoordinatorConfig {
     /// How many sensor nodes to wait for before placing sensors (None: one when the scenario
     /// has sensors). More may join later; they get sensors no node runs.
     pub sensor_nodes: Option<usize>,
+    /// Nodes that must report on convoy/nodes before frame 0 (a recorder of the run, so that
+    /// it hears the run from its first tick).
+    pub wait_for: Vec<NodeId>,
 }
 
 /// What a finished run measured.
@@ -182,7 +185,11 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         stop,
         last_housekeeping: Instant::now() - HOUSEKEEPING,
     };
-    c.startup(config.startup_timeout, config.sensor_nodes)?;
+    c.startup(
+        config.startup_timeout,
+        config.sensor_nodes,
+        &config.wait_for,
+    )?;
     let summary = c.run_frames(config)?;
     c.finish()?;
     Ok(summary)

@@ -4,9 +4,14 @@
 use super::*;
 
 impl Coordinator {
-    /// Waits for every agent (and the sensor nodes) to register, places the sensors, then
-    /// repeats Tick 0 until all answered.
-    pub(super) fn startup(&mut self, timeout: Duration, sensor_nodes: Option<usize>) -> Result<()> {
+    /// Waits for every agent (and the sensor nodes) to register, places the sensors, waits for
+    /// the nodes of `wait_for`, then repeats Tick 0 until all answered.
+    pub(super) fn startup(
+        &mut self,
+        timeout: Duration,
+        sensor_nodes: Option<usize>,
+        wait_for: &[NodeId],
+    ) -> Result<()> {
         let started = Instant::now();
         let mut announced = Instant::now() - Duration::from_secs(10);
         loop {
@@ -37,6 +42,7 @@ impl Coordinator {
         }
         println!("all {} agents registered", self.members.len());
         self.start_sensors(started, timeout, sensor_nodes)?;
+        self.wait_for_nodes(wait_for, started, timeout)?;
         let mut barrier = Barrier::new(0, &self.members, self.relay(), Instant::now());
         if self.mode == ClockMode::Sync {
             let owing = self.sensors.frame_due(0, 0);
@@ -65,6 +71,53 @@ impl Coordinator {
         }
         println!("frame 0: every agent holds every peer's initial state");
         Ok(())
+    }
+
+    /// Waits (bounded by the start-up timeout) until each node of `wanted` has reported on
+    /// convoy/nodes: a node that must see the run from its first tick (a recorder) reports only
+    /// once it listens.
+    fn wait_for_nodes(
+        &mut self,
+        wanted: &[NodeId],
+        started: Instant,
+        timeout: Duration,
+    ) -> Result<()> {
+        let mut announced = Instant::now();
+        loop {
+            let missing: Vec<String> = wanted
+                .iter()
+                .map(NodeId::to_string)
+                .filter(|id| !self.registry.contains(id))
+                .collect();
+            if missing.is_empty() {
+                if !wanted.is_empty() {
+                    println!(
+                        "{} ready",
+                        wanted
+                            .iter()
+                            .map(NodeId::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+                return Ok(());
+            }
+            if self.stopped() {
+                bail!("stopped while waiting for {}", missing.join(", "));
+            }
+            if started.elapsed() > timeout {
+                bail!(
+                    "{} never reported on convoy/nodes within {timeout:?} (is it running, on the \
+                     same domain id? it was named with --wait-for)",
+                    missing.join(", ")
+                );
+            }
+            if announced.elapsed() > Duration::from_secs(1) {
+                announced = Instant::now();
+                println!("waiting for {}", missing.join(", "));
+            }
+            self.service(HOUSEKEEPING)?;
+        }
     }
 
     /// Bridges that hold each frame for their stack's commands (NodeStatus counter

@@ -266,22 +266,38 @@ impl Node {
 
     /// A publisher on `topic` with the writer QoS of its class's profile.
     pub fn publisher<M: Message>(&self, topic: &Topic<M>) -> Result<Publisher<M>, EndpointError> {
-        let (endpoint, dds_topic) = self.endpoint(topic, Side::Writer)?;
+        let (endpoint, dds_topic) = self.endpoint(topic, Side::Writer, None)?;
         Publisher::create(endpoint, &self.inner.publisher, &dds_topic)
     }
 
     /// A subscriber on `topic` with the reader QoS of its class's profile.
     pub fn subscriber<M: Message>(&self, topic: &Topic<M>) -> Result<Subscriber<M>, EndpointError> {
-        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader)?;
+        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, None)?;
         Subscriber::create(endpoint, &self.inner.subscriber, &dds_topic)
     }
 
-    /// The writer or reader (`side`) QoS of `topic`'s profile, its resource limits cut to one
-    /// instance where the stream has one writer and no key, and the rustdds topic.
+    /// A subscriber as [`Node::subscriber`] whose KEEP_LAST history holds at least `depth`
+    /// samples per instance, its resource limits (and the topic's sample cache) raised to match:
+    /// for a reader that must not lose a burst its profile's depth would overwrite before it
+    /// takes them (a recorder: the clock keeps 1 tick, and a writer may write the next before
+    /// the recorder's thread ran).
+    pub fn deep_subscriber<M: Message>(
+        &self,
+        topic: &Topic<M>,
+        depth: u32,
+    ) -> Result<Subscriber<M>, EndpointError> {
+        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, Some(depth))?;
+        Subscriber::create(endpoint, &self.inner.subscriber, &dds_topic)
+    }
+
+    /// The writer or reader (`side`) QoS of `topic`'s profile (deepened to `depth`, when given),
+    /// its resource limits cut to one instance where the stream has one writer and no key, and
+    /// the rustdds topic.
     fn endpoint<M: Message>(
         &self,
         topic: &Topic<M>,
         side: Side,
+        depth: Option<u32>,
     ) -> Result<(Endpoint, rustdds::Topic), EndpointError> {
         let profile = self.inner.qos.for_class(topic.class())?;
         let mut qos = match side {
@@ -289,19 +305,25 @@ impl Node {
             Side::Reader => profile.reader_for(topic.name()),
         }
         .clone();
+        if let Some(depth) = depth {
+            qos = deepened(qos, depth);
+        }
         if single_writer_stream::<M>(topic.class()) {
             qos.resource_limits = qos.resource_limits.for_unkeyed();
         }
-        let dds_topic = self.topic::<M>(topic.name(), topic.class())?;
+        let dds_topic = self.topic::<M>(topic.name(), topic.class(), depth)?;
         let endpoint = Endpoint::new(side, &self.inner.participant, topic.name(), qos);
         Ok((endpoint, dds_topic))
     }
 
-    /// The rustdds topic for `name`, created once per node.
+    /// The rustdds topic for `name`, created once per node; created again (with its topic QoS
+    /// deepened) for a deep reader: rustdds then raises the topic's cache limits, never lowers
+    /// them.
     fn topic<M: Message>(
         &self,
         name: &str,
         class: TopicClass,
+        depth: Option<u32>,
     ) -> Result<rustdds::Topic, EndpointError> {
         let create_error = |reason: String| EndpointError::create::<M>(name, reason);
         let mut topics = self
@@ -317,9 +339,14 @@ impl Node {
                     topic.get_type().name()
                 )));
             }
-            return Ok(topic.clone());
+            if depth.is_none() {
+                return Ok(topic.clone());
+            }
         }
         let mut topic_qos = self.inner.qos.for_class(class)?.topic.clone();
+        if let Some(depth) = depth {
+            topic_qos = deepened(topic_qos, depth);
+        }
         if single_writer_stream::<M>(class) {
             // rustdds sizes the topic's sample cache from the topic QoS (see for_unkeyed).
             topic_qos.resource_limits = topic_qos.resource_limits.for_unkeyed();
@@ -340,6 +367,29 @@ impl Node {
     }
 }
 
+/// `qos` with a KEEP_LAST history of at least `depth` and resource limits that hold it (each
+/// limit raised, never lowered; unlimited ones stay so). KEEP_ALL keeps everything already.
+fn deepened(mut qos: crate::qos::EndpointQos, depth: u32) -> crate::qos::EndpointQos {
+    use crate::qos::{History, DEFAULT_MAX_INSTANCES, LENGTH_UNLIMITED};
+    if let History::KeepLast(d) = qos.history {
+        qos.history = History::KeepLast(d.max(depth));
+    }
+    let depth = i32::try_from(depth).unwrap_or(i32::MAX);
+    let limits = &mut qos.resource_limits;
+    let raise = |limit: &mut i32, wanted: i32| {
+        if *limit != LENGTH_UNLIMITED && *limit < wanted {
+            *limit = wanted;
+        }
+    };
+    raise(&mut limits.max_samples_per_instance, depth);
+    let instances = match limits.max_instances {
+        LENGTH_UNLIMITED => DEFAULT_MAX_INSTANCES,
+        n => n.max(1),
+    };
+    raise(&mut limits.max_samples, depth.saturating_mul(instances));
+    qos
+}
+
 /// Polls `condition` until it holds or `timeout` passes: the bounded wait every discovery
 /// step uses. rustdds's match events are lossy (its status channel holds four events) and its
 /// matched-endpoint queries are unimplemented, so matching is observed by polling discovery.
@@ -353,5 +403,41 @@ pub(crate) fn poll_until(timeout: Duration, mut condition: impl FnMut() -> bool)
             return false;
         }
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deepened;
+    use crate::qos::{EndpointQos, History, ResourceLimits, KEEP_ALL_MAX_SAMPLES};
+
+    #[test]
+    fn a_deep_reader_keeps_at_least_its_depth_and_never_less_than_its_profile() {
+        let clock = EndpointQos {
+            history: History::KeepLast(1),
+            resource_limits: ResourceLimits::derived(History::KeepLast(1)),
+            ..EndpointQos::default()
+        };
+        let deep = deepened(clock, 64);
+        assert_eq!(deep.history, History::KeepLast(64));
+        assert_eq!(deep.resource_limits.max_samples_per_instance, 64);
+        assert_eq!(deep.resource_limits.max_samples, 64 * 1024);
+        let wide = EndpointQos {
+            history: History::KeepLast(100),
+            resource_limits: ResourceLimits::derived(History::KeepLast(100)),
+            ..EndpointQos::default()
+        };
+        assert_eq!(deepened(wide.clone(), 64), wide);
+        let all = EndpointQos {
+            history: History::KeepAll,
+            resource_limits: ResourceLimits::derived(History::KeepAll),
+            ..EndpointQos::default()
+        };
+        let deep = deepened(all, 64);
+        assert_eq!(deep.history, History::KeepAll);
+        assert_eq!(
+            deep.resource_limits.max_samples_per_instance,
+            KEEP_ALL_MAX_SAMPLES
+        );
     }
 }

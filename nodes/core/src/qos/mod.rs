@@ -157,6 +157,8 @@ pub struct QosSet {
     library_line: u32,
     profiles: Vec<ResolvedProfile>,
     libraries: Vec<String>,
+    /// The whole DDS-XML text the set was resolved from, shared by the file's libraries.
+    text: std::sync::Arc<str>,
 }
 
 impl QosSet {
@@ -253,6 +255,13 @@ impl QosSet {
         &self.file
     }
 
+    /// The DDS-XML text this set was loaded from (the built-in file's for the defaults): what a
+    /// recording keeps so that a replay restores the same QoS with
+    /// `QosSet::from_str(text, label, Some(library))`.
+    pub fn file_text(&self) -> &str {
+        &self.text
+    }
+
     /// The profile called `name`; the error names file, library, the profile and those there
     /// are.
     pub fn profile(&self, name: &str) -> Result<&ResolvedProfile, QosError> {
@@ -338,6 +347,7 @@ fn resolve_text(text: &str, file_label: &str) -> Result<(Vec<QosSet>, u32), QosE
     let doc = parse::parse(text, file_label)?;
     let libraries = resolve::resolve(&doc, file_label)?;
     let names: Vec<String> = libraries.iter().map(|l| l.name.clone()).collect();
+    let shared: std::sync::Arc<str> = text.into();
     let sets = libraries
         .into_iter()
         .map(|l| QosSet {
@@ -347,6 +357,7 @@ fn resolve_text(text: &str, file_label: &str) -> Result<(Vec<QosSet>, u32), QosE
             library_line: l.line,
             profiles: l.profiles,
             libraries: names.clone(),
+            text: std::sync::Arc::clone(&shared),
         })
         .collect();
     Ok((sets, doc.root_line))
@@ -369,6 +380,7 @@ mod tests {
         assert_eq!(builtin.source(), "qos/convoy.xml::convoy");
         assert_eq!(builtin.library(), "convoy");
         assert_eq!(builtin.libraries(), ["convoy".to_string()]);
+        assert_eq!(builtin.file_text(), BUILTIN_XML);
     }
 
     #[test]
