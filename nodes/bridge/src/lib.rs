@@ -7,9 +7,11 @@
 //! - [`ros_msgs`]: the ROS 2 message types the bridge writes for stock ROS 2 nodes.
 //! - [`ros2`]: the ROS 2 node on `ros2-client` (names, type hashes, QoS).
 //! - [`node`]: the loop of `convoy-bridge`, the stack-in-the-loop barrier included.
+//! - [`live_view`]: the live view, a Foxglove WebSocket server (`convoy view`).
 
 pub mod config;
 pub mod convert;
+pub mod live_view;
 pub mod node;
 pub mod ros2;
 pub mod ros_msgs;

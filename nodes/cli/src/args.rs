@@ -96,6 +96,8 @@ pub enum Command {
     /// Measure the transport and the lockstep
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Watch a run live: a Foxglove WebSocket server (scene, cameras, lidar, clock, assignments)
+    View(ViewArgs),
 }
 
 /// Also what the benches and `convoy launch` run a scenario with (`Default`: none set).
@@ -175,6 +177,36 @@ pub struct AssignmentsArgs {
     /// Live table: print it again every second until Ctrl-C
     #[arg(long)]
     pub watch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// Scenario of the run to watch (or a name under launch/scenarios/): its map and sensors
+    pub scenario: PathBuf,
+    /// Address the WebSocket server listens on (port 0: any free port)
+    #[arg(long, default_value = "127.0.0.1:8765", value_name = "HOST:PORT")]
+    pub bind: String,
+    /// Node name on DDS (bridge/NAME)
+    #[arg(long, default_value = "view")]
+    pub name: String,
+}
+
+impl ViewArgs {
+    /// `--bind` as host and port.
+    pub fn host_port(&self) -> anyhow::Result<(String, u16)> {
+        let bad = || {
+            anyhow::anyhow!(
+                "--bind '{}': expected HOST:PORT, e.g. 127.0.0.1:8765",
+                self.bind
+            )
+        };
+        let (host, port) = self.bind.rsplit_once(':').ok_or_else(bad)?;
+        let port = port.parse().map_err(|_| bad())?;
+        if host.is_empty() {
+            return Err(bad());
+        }
+        Ok((host.to_string(), port))
+    }
 }
 
 #[derive(Debug, Args)]
