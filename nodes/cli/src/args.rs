@@ -191,24 +191,6 @@ pub struct ViewArgs {
     pub name: String,
 }
 
-impl ViewArgs {
-    /// `--bind` as host and port.
-    pub fn host_port(&self) -> anyhow::Result<(String, u16)> {
-        let bad = || {
-            anyhow::anyhow!(
-                "--bind '{}': expected HOST:PORT, e.g. 127.0.0.1:8765",
-                self.bind
-            )
-        };
-        let (host, port) = self.bind.rsplit_once(':').ok_or_else(bad)?;
-        let port = port.parse().map_err(|_| bad())?;
-        if host.is_empty() {
-            return Err(bad());
-        }
-        Ok((host.to_string(), port))
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct WorldArgs {
     /// Seconds to wait for the answer

@@ -32,6 +32,12 @@
 //! host = "a"
 //! name = "ros2"                          # optional; it runs as DDS node bridge/NAME
 //! config = "bridge.toml"                 # optional; the bridge's settings, relative to this file
+//!
+//! [[nodes]]
+//! kind = "foxglove"                      # the live view (`convoy view`)
+//! host = "a"
+//! name = "view"                          # optional; it runs as DDS node bridge/NAME
+//! bind = "127.0.0.1:8765"                # optional; where its WebSocket server listens
 //! ```
 //!
 //! Plain data with `deny_unknown_fields`; [`LaunchFile::load`] parses and checks everything
@@ -104,6 +110,7 @@ pub enum NodeKind {
     Agent,
     Sensor,
     Bridge,
+    Foxglove,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,6 +130,8 @@ pub struct NodeSpec {
     pub role: Option<SensorNodeRole>,
     /// sensor nodes: capacity (default 1.0).
     pub capacity: Option<f64>,
+    /// foxglove nodes: HOST:PORT of the WebSocket server (default 127.0.0.1:8765).
+    pub bind: Option<String>,
 }
 
 /// A sensor node of a launch file, checked.
@@ -203,6 +212,7 @@ pub struct LaunchFile {
     pub agent_hosts: BTreeMap<String, String>,
     pub sensor_nodes: Vec<SensorNodeLaunch>,
     pub bridge_nodes: Vec<BridgeNodeLaunch>,
+    pub view_nodes: Vec<ViewNodeLaunch>,
 }
 
 /// A bridge node of a launch file (or of `convoy run --bridge`).
@@ -213,6 +223,18 @@ pub struct BridgeNodeLaunch {
     /// The settings file, resolved against the launch file.
     pub config: Option<PathBuf>,
 }
+
+/// A live view node (`kind = "foxglove"`): `convoy view` on its host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewNodeLaunch {
+    pub name: String,
+    pub host: String,
+    /// HOST:PORT of its WebSocket server.
+    pub bind: String,
+}
+
+/// Where a live view listens unless told otherwise (Foxglove's usual port).
+pub const DEFAULT_VIEW_BIND: &str = "127.0.0.1:8765";
 
 /// A launch file that cannot be used, with where.
 pub type LaunchError = convoy_core::config::ConfigError;
@@ -287,6 +309,7 @@ impl LaunchFile {
         let known: BTreeSet<String> = scenario.agent_ids().into_iter().collect();
         let mut sensor_nodes: Vec<SensorNodeLaunch> = Vec::new();
         let mut bridge_nodes: Vec<BridgeNodeLaunch> = Vec::new();
+        let mut view_nodes: Vec<ViewNodeLaunch> = Vec::new();
         for node in &spec.nodes {
             // Fields that belong to other kinds of node.
             let kind = kind_name(node.kind);
@@ -299,11 +322,18 @@ impl LaunchFile {
                     kind_line,
                 ));
             }
-            if node.name.is_some() && !matches!(node.kind, NodeKind::Sensor | NodeKind::Bridge) {
+            let named = matches!(
+                node.kind,
+                NodeKind::Sensor | NodeKind::Bridge | NodeKind::Foxglove
+            );
+            if node.name.is_some() && !named {
                 return Err(misplaced(
-                    "name belongs to sensor and bridge nodes",
+                    "name belongs to sensor, bridge and foxglove nodes",
                     kind_line,
                 ));
+            }
+            if node.bind.is_some() && node.kind != NodeKind::Foxglove {
+                return Err(misplaced("bind belongs to foxglove nodes", at("bind")));
             }
             if node.config.is_some() && node.kind != NodeKind::Bridge {
                 return Err(misplaced("config belongs to bridge nodes", at("config")));
@@ -402,6 +432,25 @@ impl LaunchFile {
                         config,
                     });
                 }
+                NodeKind::Foxglove => {
+                    let name = node.name.clone().unwrap_or_else(|| "view".into());
+                    // Views are bridges on DDS (bridge/NAME): one name space for both.
+                    let taken = view_nodes.iter().any(|v| v.name == name)
+                        || bridge_nodes.iter().any(|b| b.name == name);
+                    check_name("foxglove node name", &name, taken)?;
+                    let bind = node
+                        .bind
+                        .clone()
+                        .unwrap_or_else(|| DEFAULT_VIEW_BIND.into());
+                    if let Err(e) = parse_bind(&bind) {
+                        return Err(invalid(at("bind"), e));
+                    }
+                    view_nodes.push(ViewNodeLaunch {
+                        name,
+                        host: node.host.clone(),
+                        bind,
+                    });
+                }
             }
         }
         if coordinators != 1 {
@@ -435,6 +484,7 @@ impl LaunchFile {
             agent_hosts,
             sensor_nodes,
             bridge_nodes,
+            view_nodes,
         })
     }
 
@@ -465,7 +515,19 @@ pub fn kind_name(kind: NodeKind) -> &'static str {
         NodeKind::Agent => "agent",
         NodeKind::Sensor => "sensor",
         NodeKind::Bridge => "bridge",
+        NodeKind::Foxglove => "foxglove",
     }
+}
+
+/// `HOST:PORT` as host and port: "bind '...': expected HOST:PORT, e.g. 127.0.0.1:8765".
+pub fn parse_bind(bind: &str) -> Result<(String, u16), String> {
+    let bad = || format!("bind '{bind}': expected HOST:PORT, e.g. {DEFAULT_VIEW_BIND}");
+    let (host, port) = bind.rsplit_once(':').ok_or_else(bad)?;
+    let port = port.parse().map_err(|_| bad())?;
+    if host.is_empty() {
+        return Err(bad());
+    }
+    Ok((host.to_string(), port))
 }
 
 #[cfg(test)]

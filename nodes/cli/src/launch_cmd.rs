@@ -13,7 +13,7 @@ use convoy_core::qos::QosSpec;
 use crate::args::{LaunchArgs, RunArgs};
 use crate::graph::{run_until_done, NodeProcess};
 use crate::process::{run, stop_flag};
-use crate::run_cmd::scenario_nodes;
+use crate::run_cmd::{scenario_nodes, ExtraNodes};
 
 /// The node processes of a launch file, each wrapped for its host.
 pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProcess>)> {
@@ -40,8 +40,11 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         run.domain,
         qos.as_ref(),
         &run_args,
-        &launch.sensor_nodes,
-        &launch.bridge_nodes,
+        &ExtraNodes {
+            sensors: launch.sensor_nodes.clone(),
+            bridges: launch.bridge_nodes.clone(),
+            views: launch.view_nodes.clone(),
+        },
         &host_of,
     )?;
     Ok((run.domain, nodes))
@@ -66,7 +69,11 @@ fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
             .bridge_nodes
             .iter()
             .find(|b| b.name == name)
-            .map(|b| &b.host),
+            .map(|b| &b.host)
+            .or_else(|| {
+                let views = launch.view_nodes.iter();
+                views.filter(|v| v.name == name).map(|v| &v.host).next()
+            }),
         _ => None,
     };
     placed.map_or_else(|| launch.coordinator_host().to_string(), String::clone)

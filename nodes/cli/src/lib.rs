@@ -85,7 +85,7 @@ pub fn run(cli: Cli) -> Result<()> {
 
 /// `convoy view`: the live view, a node of the run like any other (bridge/NAME).
 fn view(domain: u32, qos: Option<QosSpec>, args: &args::ViewArgs) -> Result<()> {
-    let (host, port) = args.host_port()?;
+    let (host, port) = launch::parse_bind(&args.bind).map_err(|e| anyhow::anyhow!("--{e}"))?;
     let mut node = NodeArgs::new(resolve_path(&args.scenario), domain);
     node.qos = qos;
     let settings = ViewSettings {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::launch::{BridgeNodeLaunch, HostAddress, SensorNodeLaunch};
+use crate::launch::{BridgeNodeLaunch, HostAddress, SensorNodeLaunch, ViewNodeLaunch};
 use anyhow::{bail, Result};
 use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::qos::QosSpec;
@@ -72,16 +72,28 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// The nodes of a run beyond the coordinator and the agents (`Default`: none).
+#[derive(Debug, Clone, Default)]
+pub struct ExtraNodes {
+    pub sensors: Vec<SensorNodeLaunch>,
+    pub bridges: Vec<BridgeNodeLaunch>,
+    pub views: Vec<ViewNodeLaunch>,
+}
+
 /// The node processes of a scenario run: the coordinator, the agents in id order, the sensor
-/// nodes, then the bridges, each placed on the host `host_of(node id)` says.
+/// nodes, the bridges, then the live views, each placed on the host `host_of(node id)` says.
 pub fn scenario_nodes(
     domain: u32,
     qos: Option<&QosSpec>,
     args: &RunArgs,
-    sensors: &[SensorNodeLaunch],
-    bridges: &[BridgeNodeLaunch],
+    extra: &ExtraNodes,
     host_of: &dyn Fn(&str) -> HostAddress,
 ) -> Result<Vec<NodeProcess>> {
+    let ExtraNodes {
+        sensors,
+        bridges,
+        views,
+    } = extra;
     let path = resolve_path(&args.scenario);
     let scenario = Scenario::load(&path)?;
     // Absolute paths: a node may run on another host or in another working directory.
@@ -94,6 +106,8 @@ pub fn scenario_nodes(
         q.path = absolute(&q.path);
         common.extend(["--qos".into(), q.to_string()]);
     }
+    // What a live view takes (it reads the scenario's map and sensors, not its overrides).
+    let view_common = common.clone();
     // Every node takes the same overrides (NodeArgs), so all of them see the same scenario.
     if let Some(mode) = &args.mode {
         common.extend(["--mode".into(), mode.clone()]);
@@ -169,6 +183,21 @@ pub fn scenario_nodes(
             nodes.push(place(NodeId::bridge(&b.name), &bridge_bin, node_args(own)));
         }
     }
+    if !views.is_empty() {
+        let convoy = sibling_binary("convoy")?;
+        for v in views {
+            let mut own = vec![
+                "view".into(),
+                path_arg.clone(),
+                "--name".into(),
+                v.name.clone(),
+                "--bind".into(),
+                v.bind.clone(),
+            ];
+            own.extend(view_common.iter().cloned());
+            nodes.push(place(NodeId::bridge(&v.name), &convoy, own));
+        }
+    }
     Ok(nodes)
 }
 
@@ -191,7 +220,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
     }
     let scenario = Scenario::load(&resolve_path(&args.scenario))?;
     let sensors = default_sensor_nodes(&scenario);
-    let bridges: Vec<BridgeNodeLaunch> = if args.bridge || args.bridge_config.is_some() {
+    let bridges = if args.bridge || args.bridge_config.is_some() {
         vec![BridgeNodeLaunch {
             name: "ros2".into(),
             host: "local".into(),
@@ -200,9 +229,12 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
     } else {
         Vec::new()
     };
-    let nodes = scenario_nodes(domain, qos, args, &sensors, &bridges, &|_| {
-        HostAddress::Local
-    })?;
+    let extra = ExtraNodes {
+        sensors,
+        bridges,
+        views: Vec::new(),
+    };
+    let nodes = scenario_nodes(domain, qos, args, &extra, &|_| HostAddress::Local)?;
     println!(
         "starting {} nodes on domain {domain}: {}",
         nodes.len(),
