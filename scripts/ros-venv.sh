@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Makes .venv with stock ROS 2 (Kilted, Fast DDS) from PyPI: rclpy and the message packages
 # convoy's ROS 2 tests, examples/ and `convoy bench images --reader rclpy` use, and CycloneDDS's
-# Python binding (the independent reader of the bridge's /tf). Needs Debian's python3 and
-# python3-venv (scripts/setup.sh installs them). Safe to run again: it does nothing when the
-# packages already import.
+# Python binding (the independent reader of the bridge's /tf); and the live view's independent
+# clients (tests/interop/view_*.py): websockets and protobuf for a Foxglove WebSocket client,
+# Playwright to drive Debian's chromium through examples/live_view.html (Playwright's own browser
+# download is not used). Needs Debian's python3 and python3-venv (scripts/setup.sh installs them).
+# Safe to run again: it does nothing when the packages already import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=/usr/bin/python3
 venv=.venv
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, geometry_msgs.msg, nav_msgs.msg, cyclonedds.domain' 2>/dev/null; then
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, geometry_msgs.msg, nav_msgs.msg, cyclonedds.domain, websockets, google.protobuf, playwright' 2>/dev/null; then
   exit 0
 fi
-echo "==> making $venv with ROS 2 from PyPI (rclpy, sensor_msgs, ...)"
+echo "==> making $venv with ROS 2 from PyPI (rclpy, sensor_msgs, ...) and the live view's clients"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check \
   "ros-rclpy[fastrtps]" ros-sensor-msgs ros-nav-msgs ros-geometry-msgs ros-std-msgs ros-rosgraph-msgs \
-  cyclonedds
+  cyclonedds websockets protobuf playwright
 "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg' ||
   { echo "error: $venv has no working rclpy" >&2; exit 1; }
+"$venv/bin/python" -c 'import websockets, google.protobuf, playwright' ||
+  { echo "error: $venv has no websockets, protobuf or playwright" >&2; exit 1; }

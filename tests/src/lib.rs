@@ -76,6 +76,8 @@ pub mod domain {
     pub const BRIDGE_HOLD: u32 = 66;
     pub const BRIDGE_HOLD_TIMEOUT: u32 = 67;
     pub const BRIDGE_DEAD_READER: u32 = 68;
+    pub const VIEW_CLIENT: u32 = 77;
+    pub const VIEW_BROWSER: u32 = 78;
 }
 
 /// The repository root (this crate lives in `tests/`).
