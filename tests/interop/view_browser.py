@@ -16,6 +16,7 @@ Playwright's own browser download is not used: the browser is --chromium (defaul
 
 import argparse
 import json
+import time
 import os
 import sys
 from pathlib import Path
@@ -52,6 +53,21 @@ def state(page):
         return {"view": None, "status": f"page not readable: {e}"}
 
 
+def measure(page, seconds):
+    """Images received and drawn, and scenes drawn, per second over `seconds` (wall clock, this process)."""
+    count = ("() => [window.convoyView.received, window.convoyView.images, "
+             "window.convoyView.scenes, window.convoyView.drawMs]")
+    before = page.evaluate(count)
+    t0 = time.monotonic()
+    page.wait_for_timeout(seconds * 1000)  # the measurement window itself, not a wait for a state
+    after = page.evaluate(count)
+    elapsed = time.monotonic() - t0
+    rate = lambda i: round((after[i] - before[i]) / elapsed, 2)
+    return {"seconds": round(elapsed, 2), "images_received_per_s": rate(0),
+            "images_drawn_per_s": rate(1), "scenes_per_s": rate(2),
+            "ms_per_image_drawn": round((after[3] - before[3]) / max(after[1] - before[1], 1), 1)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ws", default="ws://127.0.0.1:8765", help="the live view's address")
@@ -59,6 +75,9 @@ def main():
     parser.add_argument("--page", default=str(REPO / "examples/live_view.html"))
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait")
+    parser.add_argument("--measure", type=float, default=0.0, metavar="SECONDS",
+                        help="once ready, count the images the page draws for this long "
+                             "(the live-view benchmark, docs/BENCHMARKS.md)")
     args = parser.parse_args()
 
     out = {"ok": False, "ws": args.ws, "screenshot": args.screenshot}
@@ -84,6 +103,8 @@ def main():
             try:
                 page.wait_for_function(READY, timeout=args.timeout * 1000, polling=100)
                 status = 0
+                if args.measure > 0:
+                    out["measured"] = measure(page, args.measure)
             except PlaywrightTimeout:
                 status = 2
                 out["error"] = (f"within {args.timeout} s the page did not show a scene with "

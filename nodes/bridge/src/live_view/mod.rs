@@ -4,12 +4,15 @@
 //! Channels (Foxglove's well-known schemas, protobuf; DESIGN.md "Bridges"):
 //! - `/scene` SceneUpdate: the ground, the obstacles and every agent as a labelled box, once per
 //!   frame; `/tf` FrameTransforms: `world` -> agent, so clouds in an agent's frame sit on its box.
-//! - cameras: RawImage on `/<agent>/<sensor>/image` (and `/depth`, `/semantic` when made);
+//! - cameras: RawImage on `/<agent>/<sensor>/image` (and `/depth`, `/semantic` when made), and
+//!   the colour image as JPEG on `/<agent>/<sensor>/image/compressed` (encoded only while a
+//!   client subscribes to it: `jpeg`);
 //!   lidars: PointCloud on `/<agent>/<sensor>/points`, in the agent's frame.
 //! - `/clock` and `/assignments` as JSON; the server's time follows the simulation clock.
 //!
 //! `scene` and `sensors` turn convoy messages into Foxglove ones; this file is the node's loop.
 
+pub mod jpeg;
 pub mod scene;
 pub mod sensors;
 
@@ -20,14 +23,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use convoy_core::dds::{Node, Subscriber, WaitSet};
-use convoy_core::messages::{AgentState, Message, SensorAssignment, Tick};
+use convoy_core::messages::{AgentState, Image, Message, SensorAssignment, Tick};
 use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::scenario::{Scenario, SensorKind};
 use convoy_core::sensor_catalogue::sensor_topics;
 use convoy_core::topics::{self, Topic, TopicClass};
-use foxglove::messages::{FrameTransforms, SceneEntity, SceneUpdate};
+use foxglove::messages::{FrameTransforms, RawImage, SceneEntity, SceneUpdate};
 use foxglove::websocket::Capability;
 use foxglove::{Channel, Context, Encode, RawChannel, Schema, WebSocketServerHandle};
+use jpeg::JpegTwin;
 
 /// The longest the loop blocks without looking at the stop flag and its status.
 const HOUSEKEEPING: Duration = Duration::from_millis(20);
@@ -37,6 +41,14 @@ const TAKE: usize = 64;
 const SCENE_PERIOD: Duration = Duration::from_millis(100);
 /// How often the assignment table is sent again, for clients that connected after a change.
 const TABLE_PERIOD: Duration = Duration::from_secs(1);
+/// How often the server's time follows the clock. Time goes on the SDK's control queue, which
+/// disconnects a client once full: at every tick (100 Hz) a client busy with large images
+/// filled it in seconds.
+const TIME_PERIOD: Duration = Duration::from_millis(250);
+/// Messages queued per client (the SDK's default is 1024): past it the oldest data are
+/// dropped, so a slow client costs at most this many camera frames of memory, and control
+/// messages (time, 4 a second) have half a minute before the client is disconnected.
+const CLIENT_BACKLOG: usize = 128;
 
 /// Where the live view listens and what it is called on DDS (`bridge/<name>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +119,7 @@ fn serve(context: &Arc<Context>, settings: &ViewSettings) -> Result<WebSocketSer
         .name("convoy")
         .bind(settings.host.clone(), settings.port)
         .capabilities([Capability::Time])
+        .message_backlog_size(CLIENT_BACKLOG)
         .start_blocking()
         .map_err(|e| {
             let reason = match e {
@@ -152,6 +165,29 @@ struct SensorRoute<I: Message, O: Encode> {
     convert: fn(I) -> O,
 }
 
+/// A camera's colour image: raw, and its JPEG twin for clients that subscribe to that.
+struct CameraRoute {
+    sub: Subscriber<Image>,
+    raw: Channel<RawImage>,
+    jpeg: JpegTwin,
+}
+
+impl Route for CameraRoute {
+    fn forward(&mut self) -> u64 {
+        let mut sent = 0;
+        for sample in self.sub.take(TAKE) {
+            self.jpeg.offer(&sample.value);
+            self.raw.log(&sensors::raw_image(sample.value));
+            sent += 1;
+        }
+        sent
+    }
+
+    fn kind(&self) -> SensorKind {
+        SensorKind::Camera
+    }
+}
+
 impl<I: Message, O: Encode> Route for SensorRoute<I, O> {
     fn forward(&mut self) -> u64 {
         let mut sent = 0;
@@ -187,6 +223,8 @@ struct LiveView {
     scene_sent: Instant,
     /// When the assignment table was last sent (a client that connects later gets it too).
     table_sent: Instant,
+    /// When the server's time was last set.
+    time_sent: Instant,
     counters: Counters,
 }
 
@@ -235,7 +273,19 @@ impl LiveView {
                         _ => continue, // IMU, GNSS, odometry and radar are not drawn
                     };
                     let out_topic = format!("/{}/{}/{name}", agent.id, spec.id);
-                    let route: Box<dyn Route> = if spec.kind == SensorKind::Camera {
+                    let route: Box<dyn Route> = if name == "image" {
+                        let mut sub =
+                            node.subscriber(&Topic::<Image>::new(topic.name, TopicClass::Sensor))?;
+                        sub.attach(&mut waitset)?;
+                        let jpeg_topic = format!("{out_topic}/compressed");
+                        let jpeg = JpegTwin::start(context.channel_builder(&jpeg_topic).build())
+                            .context("cannot start a JPEG encoding thread")?;
+                        Box::new(CameraRoute {
+                            sub,
+                            raw: context.channel_builder(&out_topic).build(),
+                            jpeg,
+                        })
+                    } else if spec.kind == SensorKind::Camera {
                         Box::new(route(
                             node,
                             &mut waitset,
@@ -276,6 +326,7 @@ impl LiveView {
             shown_frame: None,
             scene_sent: Instant::now(),
             table_sent: Instant::now(),
+            time_sent: Instant::now(),
             counters: Counters::default(),
         })
     }
@@ -290,7 +341,10 @@ impl LiveView {
                 "paused": tick.paused,
             });
             self.clock_out.log(clock.to_string().as_bytes());
-            server.broadcast_time(u64::try_from(tick.sim_time_ns).unwrap_or(0));
+            if self.time_sent.elapsed() >= TIME_PERIOD {
+                server.broadcast_time(u64::try_from(tick.sim_time_ns).unwrap_or(0));
+                self.time_sent = Instant::now();
+            }
         }
         for (latest, sub) in self.latest.iter_mut().zip(&mut self.states) {
             let newest = sub
