@@ -101,6 +101,15 @@ fn bad_input_gets_clear_errors() {
         ),
         ("qos show qos/convoy.xml::nope", "nope"),
         ("bench latency --duration 0", "--duration 0 is out of range"),
+        (
+            "launch tests/fixtures/launch_view_bind.toml --check",
+            "launch_view_bind.toml:16: bind 'localhost': expected HOST:PORT",
+        ),
+        (
+            "view two_cars --bind 127.0.0.1:99999",
+            "--bind '127.0.0.1:99999': expected HOST:PORT",
+        ),
+        ("view no_such_scenario.toml", "no_such_scenario.toml"),
     ];
     for (line, expected) in cases {
         let args: Vec<&str> = line.split_whitespace().collect();

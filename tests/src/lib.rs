@@ -85,6 +85,8 @@ pub mod domain {
     pub const RECORD_BAD_INPUT: u32 = 76;
     pub const RECORD_ROS2_LIVE: u32 = 77;
     pub const RECORD_ROS2_REPLAY: u32 = 78;
+    pub const VIEW_CLIENT: u32 = 79;
+    pub const VIEW_BROWSER: u32 = 80;
 }
 
 /// The repository root (this crate lives in `tests/`).

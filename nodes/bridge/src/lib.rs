@@ -8,9 +8,11 @@
 //! - [`ros2`]: the ROS 2 node on `ros2-client` (names, type hashes, QoS).
 //! - [`node`]: the loop of `convoy-bridge`, the stack-in-the-loop barrier included.
 //! - [`mcap`]: recordings, the second format: convoy topics to MCAP files and back onto DDS.
+//! - [`live_view`]: the live view, a third format: a Foxglove WebSocket server (`convoy view`).
 
 pub mod config;
 pub mod convert;
+pub mod live_view;
 pub mod mcap;
 pub mod node;
 pub mod ros2;

@@ -100,6 +100,8 @@ pub enum Command {
     /// Measure the transport and the lockstep
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Watch a run live: a Foxglove WebSocket server (scene, cameras, lidar, clock, assignments)
+    View(ViewArgs),
 }
 
 /// Also what the benches and `convoy launch` run a scenario with (`Default`: none set).
@@ -132,9 +134,6 @@ pub struct RunArgs {
     /// for before frame 0)
     #[arg(long, value_name = "FILE.mcap")]
     pub record: Option<PathBuf>,
-    /// Recorder nodes of a launch file
-    #[arg(skip)]
-    pub recorders: Vec<crate::launch::RecordNodeLaunch>,
     /// Extra arguments for the coordinator (benchmarks)
     #[arg(skip)]
     pub coordinator_args: Vec<String>,
@@ -186,6 +185,18 @@ pub struct AssignmentsArgs {
     /// Live table: print it again every second until Ctrl-C
     #[arg(long)]
     pub watch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// Scenario of the run to watch (or a name under launch/scenarios/): its map and sensors
+    pub scenario: PathBuf,
+    /// Address the WebSocket server listens on (port 0: any free port)
+    #[arg(long, default_value = "127.0.0.1:8765", value_name = "HOST:PORT")]
+    pub bind: String,
+    /// Node name on DDS (bridge/NAME)
+    #[arg(long, default_value = "view")]
+    pub name: String,
 }
 
 #[derive(Debug, Args)]

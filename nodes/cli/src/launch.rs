@@ -39,6 +39,12 @@
 //! name = "record"                        # optional; it runs as DDS node bridge/NAME
 //! out = "run.mcap"                       # optional; relative to this file
 //! topics = ["convoy/agent/*/state"]      # optional; default: every convoy topic
+//!
+//! [[nodes]]
+//! kind = "foxglove"                      # the live view (`convoy view`)
+//! host = "a"
+//! name = "view"                          # optional; it runs as DDS node bridge/NAME
+//! bind = "127.0.0.1:8765"                # optional; where its WebSocket server listens
 //! ```
 //!
 //! Plain data with `deny_unknown_fields`; [`LaunchFile::load`] parses and checks everything
@@ -114,6 +120,7 @@ pub enum NodeKind {
     Sensor,
     Bridge,
     Record,
+    Foxglove,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,6 +145,8 @@ pub struct NodeSpec {
     /// record nodes: topic patterns (default: every convoy topic).
     #[serde(default)]
     pub topics: Vec<String>,
+    /// foxglove nodes: HOST:PORT of the WebSocket server (default 127.0.0.1:8765).
+    pub bind: Option<String>,
 }
 
 /// A sensor node of a launch file, checked.
@@ -176,6 +185,7 @@ pub struct LaunchFile {
     pub sensor_nodes: Vec<SensorNodeLaunch>,
     pub bridge_nodes: Vec<BridgeNodeLaunch>,
     pub record_nodes: Vec<RecordNodeLaunch>,
+    pub view_nodes: Vec<ViewNodeLaunch>,
 }
 
 /// A recorder node of a launch file (or of `convoy run --record`): DDS node `bridge/NAME`.
@@ -196,6 +206,18 @@ pub struct BridgeNodeLaunch {
     /// The settings file, resolved against the launch file.
     pub config: Option<PathBuf>,
 }
+
+/// A live view node (`kind = "foxglove"`): `convoy view` on its host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewNodeLaunch {
+    pub name: String,
+    pub host: String,
+    /// HOST:PORT of its WebSocket server.
+    pub bind: String,
+}
+
+/// Where a live view listens unless told otherwise (Foxglove's usual port).
+pub const DEFAULT_VIEW_BIND: &str = "127.0.0.1:8765";
 
 /// A launch file that cannot be used, with where.
 pub type LaunchError = convoy_core::config::ConfigError;
@@ -271,6 +293,7 @@ impl LaunchFile {
         let mut sensor_nodes: Vec<SensorNodeLaunch> = Vec::new();
         let mut bridge_nodes: Vec<BridgeNodeLaunch> = Vec::new();
         let mut record_nodes: Vec<RecordNodeLaunch> = Vec::new();
+        let mut view_nodes: Vec<ViewNodeLaunch> = Vec::new();
         for node in &spec.nodes {
             // Fields that belong to other kinds of node.
             let kind = kind_name(node.kind);
@@ -285,11 +308,11 @@ impl LaunchFile {
             }
             let named = matches!(
                 node.kind,
-                NodeKind::Sensor | NodeKind::Bridge | NodeKind::Record
+                NodeKind::Sensor | NodeKind::Bridge | NodeKind::Record | NodeKind::Foxglove
             );
             if node.name.is_some() && !named {
                 return Err(misplaced(
-                    "name belongs to sensor, bridge and record nodes",
+                    "name belongs to sensor, bridge, record and foxglove nodes",
                     kind_line,
                 ));
             }
@@ -298,6 +321,9 @@ impl LaunchFile {
                     "out and topics belong to record nodes",
                     kind_line,
                 ));
+            }
+            if node.bind.is_some() && node.kind != NodeKind::Foxglove {
+                return Err(misplaced("bind belongs to foxglove nodes", at("bind")));
             }
             if node.config.is_some() && node.kind != NodeKind::Bridge {
                 return Err(misplaced("config belongs to bridge nodes", at("config")));
@@ -381,7 +407,8 @@ impl LaunchFile {
                     // A recorder is DDS node bridge/NAME: no bridge may have its name.
                     let name = node.name.clone().unwrap_or_else(|| "record".into());
                     let taken = bridge_nodes.iter().any(|b| b.name == name)
-                        || record_nodes.iter().any(|r| r.name == name);
+                        || record_nodes.iter().any(|r| r.name == name)
+                        || view_nodes.iter().any(|v| v.name == name);
                     check_name("record node name", &name, taken)?;
                     record_nodes.push(RecordNodeLaunch {
                         name,
@@ -393,7 +420,8 @@ impl LaunchFile {
                 NodeKind::Bridge => {
                     let name = node.name.clone().unwrap_or_else(|| "ros2".into());
                     let taken = bridge_nodes.iter().any(|b| b.name == name)
-                        || record_nodes.iter().any(|r| r.name == name);
+                        || record_nodes.iter().any(|r| r.name == name)
+                        || view_nodes.iter().any(|v| v.name == name);
                     check_name("bridge node name", &name, taken)?;
                     let config = node.config.as_ref().map(|c| base.join(c));
                     if let Some(c) = &config {
@@ -408,6 +436,26 @@ impl LaunchFile {
                         name,
                         host: node.host.clone(),
                         config,
+                    });
+                }
+                NodeKind::Foxglove => {
+                    let name = node.name.clone().unwrap_or_else(|| "view".into());
+                    // Views are bridges on DDS (bridge/NAME): one name space for all three.
+                    let taken = view_nodes.iter().any(|v| v.name == name)
+                        || bridge_nodes.iter().any(|b| b.name == name)
+                        || record_nodes.iter().any(|r| r.name == name);
+                    check_name("foxglove node name", &name, taken)?;
+                    let bind = node
+                        .bind
+                        .clone()
+                        .unwrap_or_else(|| DEFAULT_VIEW_BIND.into());
+                    if let Err(e) = parse_bind(&bind) {
+                        return Err(invalid(at("bind"), e));
+                    }
+                    view_nodes.push(ViewNodeLaunch {
+                        name,
+                        host: node.host.clone(),
+                        bind,
                     });
                 }
             }
@@ -444,6 +492,7 @@ impl LaunchFile {
             sensor_nodes,
             bridge_nodes,
             record_nodes,
+            view_nodes,
         })
     }
 
@@ -475,5 +524,17 @@ pub fn kind_name(kind: NodeKind) -> &'static str {
         NodeKind::Sensor => "sensor",
         NodeKind::Bridge => "bridge",
         NodeKind::Record => "record",
+        NodeKind::Foxglove => "foxglove",
     }
+}
+
+/// `HOST:PORT` as host and port: "bind '...': expected HOST:PORT, e.g. 127.0.0.1:8765".
+pub fn parse_bind(bind: &str) -> Result<(String, u16), String> {
+    let bad = || format!("bind '{bind}': expected HOST:PORT, e.g. {DEFAULT_VIEW_BIND}");
+    let (host, port) = bind.rsplit_once(':').ok_or_else(bad)?;
+    let port = port.parse().map_err(|_| bad())?;
+    if host.is_empty() {
+        return Err(bad());
+    }
+    Ok((host.to_string(), port))
 }

@@ -13,7 +13,7 @@ use convoy_core::qos::QosSpec;
 use crate::args::{LaunchArgs, RunArgs};
 use crate::graph::{run_until_done, NodeProcess};
 use crate::process::{run, stop_flag};
-use crate::run_cmd::scenario_nodes;
+use crate::run_cmd::{scenario_nodes, ExtraNodes};
 
 /// The node processes of a launch file, each wrapped for its host.
 pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProcess>)> {
@@ -26,7 +26,6 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         mode: run.mode.map(|m| format!("{m:?}").to_lowercase()),
         exchange: run.exchange.map(|e| format!("{e:?}").to_lowercase()),
         state_log: args.state_log.clone(),
-        recorders: launch.record_nodes.clone(),
         ..RunArgs::default()
     };
     let host_of = |node_id: &str| -> HostAddress {
@@ -41,8 +40,12 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         run.domain,
         qos.as_ref(),
         &run_args,
-        &launch.sensor_nodes,
-        &launch.bridge_nodes,
+        &ExtraNodes {
+            sensors: launch.sensor_nodes.clone(),
+            bridges: launch.bridge_nodes.clone(),
+            recorders: launch.record_nodes.clone(),
+            views: launch.view_nodes.clone(),
+        },
         &host_of,
     )?;
     Ok((run.domain, nodes))
@@ -69,8 +72,10 @@ fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
             .find(|b| b.name == name)
             .map(|b| &b.host)
             .or_else(|| {
-                let recorder = launch.record_nodes.iter().find(|r| r.name == name);
-                recorder.map(|r| &r.host)
+                let recorders = launch.record_nodes.iter().map(|r| (&r.name, &r.host));
+                let views = launch.view_nodes.iter().map(|v| (&v.name, &v.host));
+                let mut others = recorders.chain(views);
+                others.find(|(n, _)| **n == name).map(|(_, host)| host)
             }),
         _ => None,
     };

@@ -21,8 +21,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use convoy_bridge::live_view::ViewSettings;
 use convoy_core::dds::Node;
+use convoy_core::node::NodeArgs;
 use convoy_core::qos::{QosSet, QosSpec};
+use convoy_core::scenario::resolve_path;
 
 use args::{Cli, Command, NetnsCommand, QosCommand, TopicCommand};
 
@@ -80,7 +83,21 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(cmd) => bench::run(cli.domain, cli.qos.as_ref(), &cmd),
         Command::Record(a) => record_cmd::record(cli.domain, cli.qos.as_ref(), &a),
         Command::Replay(a) => record_cmd::replay(cli.domain, cli.qos.as_ref(), &a),
+        Command::View(a) => view(cli.domain, cli.qos, &a),
     }
+}
+
+/// `convoy view`: the live view, a node of the run like any other (bridge/NAME).
+fn view(domain: u32, qos: Option<QosSpec>, args: &args::ViewArgs) -> Result<()> {
+    let (host, port) = launch::parse_bind(&args.bind).map_err(|e| anyhow::anyhow!("--{e}"))?;
+    let mut node = NodeArgs::new(resolve_path(&args.scenario), domain);
+    node.qos = qos;
+    let settings = ViewSettings {
+        name: args.name.clone(),
+        host,
+        port,
+    };
+    convoy_bridge::live_view::run(&node, &settings, process::stop_flag()?)
 }
 
 /// Loads `--qos` (or the built-in defaults).

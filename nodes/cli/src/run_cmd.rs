@@ -5,8 +5,10 @@
 
 use std::path::Path;
 
-use crate::launch::{BridgeNodeLaunch, HostAddress, RecordNodeLaunch, SensorNodeLaunch};
-use anyhow::{bail, Context as _, Result};
+use crate::launch::{
+    BridgeNodeLaunch, HostAddress, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
+};
+use anyhow::{bail, Result};
 use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
@@ -72,16 +74,31 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// The nodes of a run beyond the coordinator and the agents (`Default`: none).
+#[derive(Debug, Clone, Default)]
+pub struct ExtraNodes {
+    pub sensors: Vec<SensorNodeLaunch>,
+    pub bridges: Vec<BridgeNodeLaunch>,
+    /// MCAP recorders (`convoy record`); the coordinator waits for them before frame 0.
+    pub recorders: Vec<RecordNodeLaunch>,
+    pub views: Vec<ViewNodeLaunch>,
+}
+
 /// The node processes of a scenario run: the coordinator, the agents in id order, the sensor
-/// nodes, then the bridges, each placed on the host `host_of(node id)` says.
+/// nodes, the bridges, the recorders, then the live views, each placed on the host `host_of(node id)` says.
 pub fn scenario_nodes(
     domain: u32,
     qos: Option<&QosSpec>,
     args: &RunArgs,
-    sensors: &[SensorNodeLaunch],
-    bridges: &[BridgeNodeLaunch],
+    extra: &ExtraNodes,
     host_of: &dyn Fn(&str) -> HostAddress,
 ) -> Result<Vec<NodeProcess>> {
+    let ExtraNodes {
+        sensors,
+        bridges,
+        recorders,
+        views,
+    } = extra;
     let path = resolve_path(&args.scenario);
     let scenario = Scenario::load(&path)?;
     // Absolute paths: a node may run on another host or in another working directory.
@@ -94,8 +111,8 @@ pub fn scenario_nodes(
         q.path = absolute(&q.path);
         common.extend(["--qos".into(), q.to_string()]);
     }
-    // What `convoy record` takes of them: it is a command, not a node binary (no scenario
-    // overrides: it reads the scenario only for its topic names).
+    // What `convoy record` and `convoy view` take of them: they are commands, not node
+    // binaries (no scenario overrides: they read the scenario only for its topics and map).
     let globals = common.clone();
     // Every node takes the same overrides (NodeArgs), so all of them see the same scenario.
     if let Some(mode) = &args.mode {
@@ -118,8 +135,7 @@ pub fn scenario_nodes(
     // The coordinator waits for exactly the sensor nodes started here (none: it runs without).
     coordinator_args.extend(["--sensor-nodes".into(), sensors.len().to_string()]);
     // ... and for the recorders, so that they hear the run from its first tick.
-    let recorders = recorders_of(args);
-    for r in &recorders {
+    for r in recorders {
         coordinator_args.extend(["--wait-for".into(), NodeId::bridge(&r.name).to_string()]);
     }
     coordinator_args.extend(args.coordinator_args.iter().cloned());
@@ -179,8 +195,8 @@ pub fn scenario_nodes(
     }
     if !recorders.is_empty() {
         // The recorder is `convoy record` itself: the running convoy binary.
-        let convoy = std::env::current_exe().context("cannot find the convoy executable")?;
-        for r in &recorders {
+        let convoy = sibling_binary("convoy")?;
+        for r in recorders {
             let mut own = globals.clone();
             own.extend(["record".into(), "--scenario".into(), path_arg.clone()]);
             own.extend(["--name".into(), r.name.clone(), "--quiet".into()]);
@@ -199,21 +215,22 @@ pub fn scenario_nodes(
             nodes.push(place(NodeId::bridge(&r.name), &convoy, own));
         }
     }
-    Ok(nodes)
-}
-
-/// The recorders of a run: a launch file's, and `--record FILE`'s (named `record`).
-fn recorders_of(args: &RunArgs) -> Vec<RecordNodeLaunch> {
-    let mut recorders = args.recorders.clone();
-    if let Some(out) = &args.record {
-        recorders.push(RecordNodeLaunch {
-            name: "record".into(),
-            host: "local".into(),
-            out: Some(out.clone()),
-            topics: Vec::new(),
-        });
+    if !views.is_empty() {
+        let convoy = sibling_binary("convoy")?;
+        for v in views {
+            let mut own = vec![
+                "view".into(),
+                path_arg.clone(),
+                "--name".into(),
+                v.name.clone(),
+                "--bind".into(),
+                v.bind.clone(),
+            ];
+            own.extend(globals.iter().cloned());
+            nodes.push(place(NodeId::bridge(&v.name), &convoy, own));
+        }
     }
-    recorders
+    Ok(nodes)
 }
 
 /// The sensor nodes `convoy run` starts: one main when the scenario has sensors.
@@ -235,7 +252,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
     }
     let scenario = Scenario::load(&resolve_path(&args.scenario))?;
     let sensors = default_sensor_nodes(&scenario);
-    let bridges: Vec<BridgeNodeLaunch> = if args.bridge || args.bridge_config.is_some() {
+    let bridges = if args.bridge || args.bridge_config.is_some() {
         vec![BridgeNodeLaunch {
             name: "ros2".into(),
             host: "local".into(),
@@ -244,9 +261,20 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
     } else {
         Vec::new()
     };
-    let nodes = scenario_nodes(domain, qos, args, &sensors, &bridges, &|_| {
-        HostAddress::Local
-    })?;
+    // `--record FILE`: one recorder, DDS node bridge/record.
+    let recorders = args.record.iter().map(|out| RecordNodeLaunch {
+        name: "record".into(),
+        host: "local".into(),
+        out: Some(out.clone()),
+        topics: Vec::new(),
+    });
+    let extra = ExtraNodes {
+        sensors,
+        bridges,
+        recorders: recorders.collect(),
+        views: Vec::new(),
+    };
+    let nodes = scenario_nodes(domain, qos, args, &extra, &|_| HostAddress::Local)?;
     println!(
         "starting {} nodes on domain {domain}: {}",
         nodes.len(),

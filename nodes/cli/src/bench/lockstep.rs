@@ -17,7 +17,7 @@ use super::{write_csv, ScratchDir};
 use crate::args::{check_each, LockstepArgs, RunArgs};
 use crate::graph::run_until_done;
 use crate::process::stop_flag;
-use crate::run_cmd::scenario_nodes;
+use crate::run_cmd::{scenario_nodes, ExtraNodes};
 
 /// N cars spaced ~20 m apart on a circle, driving the same way at 8 m/s.
 pub fn ring_scenario(agents: usize) -> Scenario {
@@ -114,7 +114,9 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 coordinator_args: vec!["--result-line".into()],
                 ..RunArgs::default()
             };
-            let nodes = scenario_nodes(domain, qos, &run_args, &[], &[], &|_| HostAddress::Local)?;
+            let nodes = scenario_nodes(domain, qos, &run_args, &ExtraNodes::default(), &|_| {
+                HostAddress::Local
+            })?;
             let mut result = None;
             let mut errors = Vec::new();
             let outcome = run_until_done(&nodes, "coordinator", &stop, false, |l| {

@@ -28,7 +28,7 @@ use super::{per_second, write_csv, ScratchDir, Stats};
 use crate::args::{check_each, check_range, RunArgs, SensorsBenchArgs};
 use crate::graph::run_until_done;
 use crate::process::stop_flag;
-use crate::run_cmd::scenario_nodes;
+use crate::run_cmd::{scenario_nodes, ExtraNodes};
 
 /// CSV header shared with the camera and lidar measurements.
 pub const CSV_HEADER: &str = "sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms";
@@ -366,9 +366,16 @@ fn measure(
             exchange: Some("relay".into()),
             ..RunArgs::default()
         };
-        let nodes = scenario_nodes(domain, qos, &run_args, &sensors, &[], &|_| {
-            HostAddress::Local
-        })?;
+        let nodes = scenario_nodes(
+            domain,
+            qos,
+            &run_args,
+            &ExtraNodes {
+                sensors,
+                ..Default::default()
+            },
+            &|_| HostAddress::Local,
+        )?;
         eprintln!(
             "running {} frames: {} agents, {} sensor node(s), sensors {} at {} Hz ...",
             args.frames,
