@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up convoy and runs the demo: launch/demo.toml (the two-car scenario as separate
 # processes: coordinator + one process per agent, lockstep over DDS, a sensor node and the ROS 2
-# bridge, watched by a stock rclpy node, recorded to an MCAP file) with a state log, then the
-# DDS latency benchmark between two convoy processes with CycloneDDS's ddsperf beside it.
+# bridge, watched by a stock rclpy node, recorded to an MCAP file, served to a live view) with a
+# state log, then the DDS latency benchmark between two convoy processes with CycloneDDS's
+# ddsperf beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,7 +12,9 @@ domain="${CONVOY_DOMAIN:-42}"
 mkdir -p target/demo
 bash scripts/ros-venv.sh
 echo "==> convoy launch launch/demo.toml: 30 s of simulated time, state log in target/demo/;"
-echo "    a stock ROS 2 node (examples/ros2_watch.py) prints what the bridge serves"
+echo "    a stock ROS 2 node (examples/ros2_watch.py) prints what the bridge serves; while it runs,"
+echo "    the live view is on ws://127.0.0.1:8765: open it in Foxglove, or open"
+echo "    file://$PWD/examples/live_view.html?ws=ws://127.0.0.1:8765 in a browser"
 ROS_DOMAIN_ID=42 .venv/bin/python examples/ros2_watch.py --count 3 --timeout 120 &
 watcher=$!
 target/debug/convoy launch launch/demo.toml --state-log target/demo/two_cars.jsonl

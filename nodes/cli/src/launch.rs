@@ -62,6 +62,10 @@ use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{ClockMode, Exchange, Scenario};
 
 pub use crate::host::HostAddress;
+pub use crate::launch_nodes::{
+    parse_bind, BridgeNodeLaunch, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
+    DEFAULT_VIEW_BIND,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -149,28 +153,6 @@ pub struct NodeSpec {
     pub bind: Option<String>,
 }
 
-/// A sensor node of a launch file, checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SensorNodeLaunch {
-    pub name: String,
-    pub role: SensorNodeRole,
-    pub capacity: f64,
-    /// Host name.
-    pub host: String,
-}
-
-impl SensorNodeLaunch {
-    /// A sensor node on this host with the default capacity, as `convoy run` starts them.
-    pub fn local(name: String, role: SensorNodeRole) -> SensorNodeLaunch {
-        SensorNodeLaunch {
-            name,
-            role,
-            capacity: 1.0,
-            host: "local".into(),
-        }
-    }
-}
-
 /// A launch file, loaded and checked, with its paths resolved.
 #[derive(Debug, Clone)]
 pub struct LaunchFile {
@@ -187,37 +169,6 @@ pub struct LaunchFile {
     pub record_nodes: Vec<RecordNodeLaunch>,
     pub view_nodes: Vec<ViewNodeLaunch>,
 }
-
-/// A recorder node of a launch file (or of `convoy run --record`): DDS node `bridge/NAME`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordNodeLaunch {
-    pub name: String,
-    pub host: String,
-    /// The file, resolved against the launch file; None: the recorder's default name.
-    pub out: Option<PathBuf>,
-    pub topics: Vec<String>,
-}
-
-/// A bridge node of a launch file (or of `convoy run --bridge`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BridgeNodeLaunch {
-    pub name: String,
-    pub host: String,
-    /// The settings file, resolved against the launch file.
-    pub config: Option<PathBuf>,
-}
-
-/// A live view node (`kind = "foxglove"`): `convoy view` on its host.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ViewNodeLaunch {
-    pub name: String,
-    pub host: String,
-    /// HOST:PORT of its WebSocket server.
-    pub bind: String,
-}
-
-/// Where a live view listens unless told otherwise (Foxglove's usual port).
-pub const DEFAULT_VIEW_BIND: &str = "127.0.0.1:8765";
 
 /// A launch file that cannot be used, with where.
 pub type LaunchError = convoy_core::config::ConfigError;
@@ -526,15 +477,4 @@ pub fn kind_name(kind: NodeKind) -> &'static str {
         NodeKind::Record => "record",
         NodeKind::Foxglove => "foxglove",
     }
-}
-
-/// `HOST:PORT` as host and port: "bind '...': expected HOST:PORT, e.g. 127.0.0.1:8765".
-pub fn parse_bind(bind: &str) -> Result<(String, u16), String> {
-    let bad = || format!("bind '{bind}': expected HOST:PORT, e.g. {DEFAULT_VIEW_BIND}");
-    let (host, port) = bind.rsplit_once(':').ok_or_else(bad)?;
-    let port = port.parse().map_err(|_| bad())?;
-    if host.is_empty() {
-        return Err(bad());
-    }
-    Ok((host.to_string(), port))
 }

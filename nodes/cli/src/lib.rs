@@ -7,6 +7,7 @@ pub mod graph;
 pub mod host;
 pub mod launch;
 pub mod launch_cmd;
+pub mod launch_nodes;
 pub mod png_save;
 pub mod process;
 pub mod qos_cmd;
