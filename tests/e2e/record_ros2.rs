@@ -53,10 +53,10 @@ const TOPICS: [&str; 4] = [
     "/ego/odom/odom:odom",
     "/clock:clock",
 ];
-/// Every message printed (more than a run has), until the probe's time is up: each side is seen
-/// whole from the moment ROS discovery matched the probe and the bridge.
-const LIVE_PROBE: &str = "--count 100000 --timeout 14";
-const REPLAY_PROBE: &str = "--count 100000 --timeout 18";
+/// Every message printed (more than a run has) until /clock reaches 5.5 s of the run's 6: each
+/// side is seen whole from the moment ROS discovery matched the probe and the bridge. The
+/// timeout only bounds a run that never gets there.
+const PROBE: &str = "--count 100000 --until-clock 5500000000 --timeout 150";
 
 /// What the probe printed of `topic`, by stamp.
 fn by_stamp(out: &[Value], topic: &str) -> BTreeMap<i64, Value> {
@@ -76,8 +76,7 @@ fn the_bridge_fed_by_a_replay_serves_what_it_served_live() {
 
     // Live: the probe listens (ROS domain = convoy's) before the run and its bridge start.
     let live_domain = domain::RECORD_ROS2_LIVE;
-    let (_live_probe, live_lines) =
-        probe("live probe", live_domain, &probe_args(&TOPICS, LIVE_PROBE));
+    let (_live_probe, live_lines) = probe("live probe", live_domain, &probe_args(&TOPICS, PROBE));
     let mut run = ChildGuard::spawn(
         "convoy run",
         convoy_run(live_domain, &scenario)
@@ -86,7 +85,7 @@ fn the_bridge_fed_by_a_replay_serves_what_it_served_live() {
             .stdout(Stdio::null())
             .stderr(Stdio::null()),
     );
-    let live = collect_until_done(&live_lines, Duration::from_secs(60));
+    let live = collect_until_done(&live_lines, Duration::from_secs(160));
     wait_until("the live run's end", Duration::from_secs(120), || {
         matches!(run.child.try_wait(), Ok(Some(_)))
     });
@@ -105,11 +104,8 @@ fn the_bridge_fed_by_a_replay_serves_what_it_served_live() {
             .args(["--domain", &replay_domain.to_string()])
             .stdout(Stdio::null()),
     );
-    let (_replay_probe, replay_lines) = probe(
-        "replay probe",
-        replay_domain,
-        &probe_args(&TOPICS, REPLAY_PROBE),
-    );
+    let (_replay_probe, replay_lines) =
+        probe("replay probe", replay_domain, &probe_args(&TOPICS, PROBE));
     run_ok(
         convoy_on(replay_domain)
             .arg("replay")
@@ -118,7 +114,7 @@ fn the_bridge_fed_by_a_replay_serves_what_it_served_live() {
             .args(["convoy/agent/*/state", "convoy/sensor/*"]),
         Duration::from_secs(120),
     );
-    let replayed = collect_until_done(&replay_lines, Duration::from_secs(60));
+    let replayed = collect_until_done(&replay_lines, Duration::from_secs(160));
 
     // The same stamps carry the same messages (the probe joins each side when ROS discovery
     // matches it with the bridge, so the stamps both saw are compared: most of the run).

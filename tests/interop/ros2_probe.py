@@ -73,6 +73,8 @@ def main():
     p.add_argument("--qos", choices=["reliable", "sensor"], default="reliable")
     p.add_argument("--count", type=int, default=3, help="messages per topic, then done")
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--until-clock", type=int, default=None, metavar="NS",
+                   help="done once a /clock message stamped NS or later arrived")
     p.add_argument("--stack", help="agent to drive: cmd_vel after every /clock")
     p.add_argument("--speed", type=float, default=0.0, help="linear.x the stack sends")
     p.add_argument("--pattern", action="store_true",
@@ -95,6 +97,7 @@ def main():
     got = {}
     subs = []
     clock_seen = [0]
+    newest_clock = [-1]
     any_clock_topic = any(spec.endswith(":clock") for spec in args.topic)
     for spec in args.topic:
         name, kind = spec.rsplit(":", 1)
@@ -106,6 +109,7 @@ def main():
                 return
             if kind == "clock":
                 clock_seen[0] += 1
+                newest_clock[0] = max(newest_clock[0], stamp_ns(msg.clock))
             got[name] += 1
             # Every /clock is printed: the test matches sensor stamps against them.
             if got[name] <= args.count or kind == "clock":
@@ -149,6 +153,9 @@ def main():
         if args.stack:
             # A stack runs for its frames; the topics it reads are printed meanwhile.
             if clocks[0] >= args.stack_frames:
+                break
+        elif args.until_clock is not None:
+            if newest_clock[0] >= args.until_clock:
                 break
         elif all(n >= args.count for n in got.values()):
             break

@@ -254,8 +254,14 @@ struct Pace {
     rate: f64,
     /// (wall clock, sim time) of the message the pace counts from.
     base: Option<(Instant, u64)>,
+    /// The newest stamp seen.
     last: u64,
 }
+
+/// How far simulation time must go back for the pace to start over (a recording of a run that
+/// restarted). Less is the file's receive order: a camera frame arrives after ticks newer than
+/// it, and goes out at once; starting over for it slowed a 5x replay to 3x.
+const RESTART: u64 = 1_000_000_000;
 
 impl Pace {
     fn new(rate: f64) -> Pace {
@@ -267,23 +273,23 @@ impl Pace {
     }
 
     /// Sleeps until the message stamped `sim_ns` is due; returns at once for an unstamped
-    /// message, at an unpaced rate, or when `stop` is set. Time going backwards (a recording of
-    /// a restarted run) starts the pace again from there.
+    /// message, a message older than one already sent, at an unpaced rate, or when `stop` is
+    /// set. Time going back by more than [`RESTART`] starts the pace again from there.
     fn wait(&mut self, sim_ns: Option<u64>, stop: &AtomicBool) {
         let Some(sim) = sim_ns else { return };
         if !(self.rate > 0.0 && self.rate.is_finite()) {
             return;
         }
         let (wall0, sim0) = match self.base {
-            Some(base) if sim >= self.last => base,
+            Some(base) if sim.saturating_add(RESTART) >= self.last => base,
             _ => {
                 self.base = Some((Instant::now(), sim));
                 self.last = sim;
                 return;
             }
         };
-        self.last = sim;
-        let offset = Duration::from_secs_f64((sim - sim0) as f64 / 1e9 / self.rate);
+        self.last = self.last.max(sim);
+        let offset = Duration::from_secs_f64(sim.saturating_sub(sim0) as f64 / 1e9 / self.rate);
         let due = wall0 + offset;
         loop {
             let now = Instant::now();
@@ -396,7 +402,14 @@ mod tests {
         pace.wait(None, &stop);
         // 50 ms of sim time at 1000x: 50 us.
         pace.wait(Some(50_000_000), &stop);
-        // Backwards: starts over without waiting.
+        // A little backwards (receive order): at once, the pace goes on.
+        pace.wait(Some(10_000_000), &stop);
+        assert_eq!(pace.last, 50_000_000);
+        // Ahead again: due 60 ms after the base at 1000x, not after the older stamp.
+        pace.wait(Some(60_000_000), &stop);
+        // Far backwards (a restarted run): starts over without waiting.
+        pace.wait(Some(0), &stop);
+        pace.wait(Some(2_000_000_000), &stop);
         pace.wait(Some(0), &stop);
         assert_eq!(pace.last, 0);
         assert!(started.elapsed() < Duration::from_secs(1));
