@@ -79,6 +79,16 @@ fn count(topic: &Value) -> u64 {
     topic["count"].as_u64().expect("count")
 }
 
+/// Messages of every topic in a report.
+fn total(report: &Value) -> u64 {
+    report["topics"]
+        .as_object()
+        .expect("topics")
+        .values()
+        .map(count)
+        .sum()
+}
+
 fn frames(topic: &Value) -> Vec<u64> {
     let mut frames: Vec<u64> = topic["frames"]
         .as_array()
@@ -130,12 +140,7 @@ fn a_recorded_run_has_every_message_with_its_schema_time_and_qos() {
     assert!(qos["xml"]
         .as_str()
         .is_some_and(|x| x.contains("<qos_library")));
-    let total: u64 = r["topics"]
-        .as_object()
-        .expect("topics")
-        .values()
-        .map(count)
-        .sum();
+    let total = total(&r);
     assert_eq!(r["summary"]["message_count"].as_u64(), Some(total), "{r:#}");
     for (name, t) in r["topics"].as_object().expect("topics") {
         assert_eq!(t["schema_encoding"], "omgidl", "{name}");
@@ -303,12 +308,7 @@ fn a_recorder_stopped_with_ctrl_c_finishes_its_file() {
     run.stop(Duration::from_secs(20));
     let r = report(&file);
     assert!(r["stream_error"].is_null(), "{r:#}");
-    let total: u64 = r["topics"]
-        .as_object()
-        .expect("topics")
-        .values()
-        .map(count)
-        .sum();
+    let total = total(&r);
     assert!(total >= 200, "{r:#}");
     assert_eq!(r["summary"]["message_count"].as_u64(), Some(total), "{r:#}");
     wait_nodes_gone(d, Duration::from_secs(20));
@@ -329,12 +329,7 @@ fn a_killed_recorder_leaves_a_file_readable_to_its_last_chunk() {
     recorder.kill_now();
     run.stop(Duration::from_secs(20));
     let r = report(&file);
-    let total: u64 = r["topics"]
-        .as_object()
-        .expect("topics")
-        .values()
-        .map(count)
-        .sum();
+    let total = total(&r);
     assert!(total > 0, "nothing readable: {r:#}");
     assert!(
         r["summary"].is_null(),

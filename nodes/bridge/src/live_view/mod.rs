@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use convoy_core::dds::{Node, Subscriber, WaitSet};
-use convoy_core::messages::{AgentState, Image, Message, SensorAssignment, Tick};
+use convoy_core::messages::{AgentState, Image, Message, PointCloud, SensorAssignment, Tick};
 use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::scenario::{Scenario, SensorKind};
 use convoy_core::sensor_catalogue::sensor_topics;
@@ -262,51 +262,44 @@ impl LiveView {
             sub.attach(&mut waitset)?;
             states.push(sub);
         }
-        let mut routes = Vec::new();
+        let mut routes: Vec<Box<dyn Route>> = Vec::new();
         for agent in &scenario.agents {
             for spec in &agent.sensors {
                 for topic in sensor_topics(&agent.id, spec) {
-                    let name = match (spec.kind, topic.suffix) {
-                        (SensorKind::Camera, "") => "image",
-                        (SensorKind::Camera, suffix) => suffix,
-                        (SensorKind::Lidar, _) => "points",
-                        _ => continue, // IMU, GNSS, odometry and radar are not drawn
+                    // Images and clouds are drawn, under the names the catalogue gives them
+                    // on ROS 2 (`/<a>/<s>/image`, `.../depth`, `.../points`); the rest is not.
+                    let Some(out_topic) = topic.ros_name else {
+                        continue;
                     };
-                    let out_topic = format!("/{}/{}/{name}", agent.id, spec.id);
-                    let route: Box<dyn Route> = if name == "image" {
-                        let mut sub =
-                            node.subscriber(&Topic::<Image>::new(topic.name, TopicClass::Sensor))?;
-                        sub.attach(&mut waitset)?;
+                    let (w, name) = (&mut waitset, topic.name);
+                    if topic.message == Image::TYPE_NAME && topic.suffix.is_empty() {
+                        let sub = attached::<Image>(node, w, name)?;
                         let jpeg_topic = format!("{out_topic}/compressed");
                         let jpeg = JpegTwin::start(context.channel_builder(&jpeg_topic).build())
                             .context("cannot start a JPEG encoding thread")?;
-                        Box::new(CameraRoute {
+                        let raw = context.channel_builder(&out_topic).build();
+                        routes.push(Box::new(CameraRoute { sub, raw, jpeg }));
+                    } else if topic.message == Image::TYPE_NAME {
+                        let sub = attached(node, w, name)?;
+                        let out = context.channel_builder(&out_topic).build();
+                        let convert = sensors::raw_image;
+                        routes.push(Box::new(SensorRoute {
+                            kind: spec.kind,
                             sub,
-                            raw: context.channel_builder(&out_topic).build(),
-                            jpeg,
-                        })
-                    } else if spec.kind == SensorKind::Camera {
-                        Box::new(route(
-                            node,
-                            &mut waitset,
-                            context,
-                            spec.kind,
-                            topic.name,
-                            &out_topic,
-                            sensors::raw_image,
-                        )?)
-                    } else {
-                        Box::new(route(
-                            node,
-                            &mut waitset,
-                            context,
-                            spec.kind,
-                            topic.name,
-                            &out_topic,
-                            sensors::point_cloud,
-                        )?)
-                    };
-                    routes.push(route);
+                            out,
+                            convert,
+                        }));
+                    } else if topic.message == PointCloud::TYPE_NAME {
+                        let sub = attached(node, w, name)?;
+                        let out = context.channel_builder(&out_topic).build();
+                        let convert = sensors::point_cloud;
+                        routes.push(Box::new(SensorRoute {
+                            kind: spec.kind,
+                            sub,
+                            out,
+                            convert,
+                        }));
+                    }
                 }
             }
         }
@@ -428,22 +421,13 @@ impl LiveView {
     }
 }
 
-/// A route from convoy topic `topic` (message `I`) to Foxglove channel `out_topic`.
-fn route<I: Message, O: Encode>(
+/// A subscriber of sensor topic `topic`, attached to `waitset`.
+fn attached<M: Message>(
     node: &Node,
     waitset: &mut WaitSet,
-    context: &Arc<Context>,
-    kind: SensorKind,
     topic: String,
-    out_topic: &str,
-    convert: fn(I) -> O,
-) -> Result<SensorRoute<I, O>> {
-    let mut sub = node.subscriber(&Topic::<I>::new(topic, TopicClass::Sensor))?;
+) -> Result<Subscriber<M>> {
+    let mut sub = node.subscriber(&Topic::<M>::new(topic, TopicClass::Sensor))?;
     sub.attach(waitset)?;
-    Ok(SensorRoute {
-        kind,
-        sub,
-        out: context.channel_builder(out_topic).build(),
-        convert,
-    })
+    Ok(sub)
 }
