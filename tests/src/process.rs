@@ -87,12 +87,37 @@ impl ChildGuard {
         assert!(status.is_some(), "{} did not stop on SIGTERM", self.name);
     }
 
+    /// SIGSTOP: the child is frozen, threads and all (a DDS participant then answers nothing,
+    /// announces nothing, acknowledges nothing), until the returned guard is dropped: SIGCONT.
+    pub fn freeze(&self) -> Frozen {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: kill(2) on our own unreaped child.
+        let stopped = unsafe { libc::kill(pid, libc::SIGSTOP) };
+        assert_eq!(stopped, 0, "cannot SIGSTOP {}", self.name);
+        Frozen { pid }
+    }
+
     /// SIGKILL: the child is gone at once without a word (no goodbye, no unregistering).
     pub fn kill_now(&mut self) {
         let name = &self.name;
         let killed = self.child.kill();
         killed.unwrap_or_else(|e| panic!("cannot SIGKILL {name}: {e}"));
         let _ = self.child.wait();
+    }
+}
+
+/// A child stopped by [`ChildGuard::freeze`]; dropping this continues it (SIGCONT), also when
+/// the test fails, so the child's own guard can then stop it normally.
+pub struct Frozen {
+    pid: libc::pid_t,
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on a child of this test, not yet reaped (its guard outlives this).
+        unsafe {
+            libc::kill(self.pid, libc::SIGCONT);
+        }
     }
 }
 
