@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 pub use process::{
     find_node_process, processes_on_domain, run_fails, run_ok, run_with_timeout, sigkill,
-    wait_nodes_gone, ChildGuard,
+    wait_nodes_gone, ChildGuard, Frozen,
 };
 
 /// Every DDS test's own domain id. Tests run in parallel; a shared domain would let one test's
@@ -87,6 +87,8 @@ pub mod domain {
     pub const RECORD_ROS2_REPLAY: u32 = 78;
     pub const VIEW_CLIENT: u32 = 79;
     pub const VIEW_BROWSER: u32 = 80;
+    pub const SLOW_CONSUMER: u32 = 81;
+    pub const SLOW_CONSUMER_STOPPED: u32 = 82;
 }
 
 /// The repository root (this crate lives in `tests/`).
