@@ -2,6 +2,7 @@
 pub(crate) mod constant;
 
 pub(crate) mod dp_event_loop;
+pub(crate) mod fast_push;
 pub(crate) mod fragment_assembler;
 pub(crate) mod message_receiver;
 pub(crate) mod outbound;

@@ -181,6 +181,7 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
         .max_datagram_payload(transport.max_datagram)
         .fragment_size(transport.fragment_size)
         .max_unacked_bytes(transport.window)
+        .application_thread_push(transport.fast_push)
         .keep_last_replaces_unacked(keep_last_replaces)
         .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
         .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)

@@ -21,6 +21,9 @@ pub const MAX_DATAGRAM_ENV: &str = "CONVOY_MAX_DATAGRAM";
 pub const FRAGMENT_SIZE_ENV: &str = "CONVOY_FRAGMENT_SIZE";
 /// Bytes a reliable writer may have pushed and not yet acknowledged: `BYTES` or `off`.
 pub const WINDOW_ENV: &str = "CONVOY_WINDOW";
+/// Whether a writer sends a small sample from the thread that writes it: `on` (the default)
+/// or `off` (every sample goes through the node's DDS event loop; for comparisons).
+pub const FAST_PUSH_ENV: &str = "CONVOY_FAST_PUSH";
 
 /// The default node pacing: 128 KiB per 250 µs (~500 MiB/s). A receiver with the OS's default
 /// 212 KB socket buffer (stock Fast DDS / ROS 2) keeps up with it; a 640x480 rgb8 image leaves
@@ -53,6 +56,7 @@ pub struct TransportSettings {
     pub max_datagram: usize,
     pub fragment_size: usize,
     pub window: Option<usize>,
+    pub fast_push: bool,
 }
 
 impl Default for TransportSettings {
@@ -64,6 +68,7 @@ impl Default for TransportSettings {
             max_datagram: DEFAULT_MAX_DATAGRAM,
             fragment_size: DEFAULT_FRAGMENT_SIZE,
             window: Some(DEFAULT_WINDOW),
+            fast_push: true,
         }
     }
 }
@@ -99,6 +104,13 @@ impl TransportSettings {
                 None
             } else {
                 Some(parse_bounded(WINDOW_ENV, &v, 64 * 1024, 1 << 30)?)
+            };
+        }
+        if let Some(v) = lookup(FAST_PUSH_ENV) {
+            settings.fast_push = match v.trim().to_ascii_lowercase().as_str() {
+                "on" => true,
+                "off" => false,
+                _ => return Err(error(FAST_PUSH_ENV, &v, "expected on or off")),
             };
         }
         Ok(settings)
@@ -220,6 +232,7 @@ mod tests {
         assert_eq!(s.writer_pacing, None);
         assert_eq!((s.max_datagram, s.fragment_size), (65_000, 1280));
         assert_eq!(s.window, Some(8 * 1024 * 1024));
+        assert!(s.fast_push);
     }
 
     #[test]
@@ -231,6 +244,7 @@ mod tests {
             (MAX_DATAGRAM_ENV, "1400"),
             (FRAGMENT_SIZE_ENV, "8KiB"),
             (WINDOW_ENV, "off"),
+            (FAST_PUSH_ENV, "off"),
         ])
         .expect("valid");
         assert_eq!(s.peers.len(), 2);
@@ -242,6 +256,7 @@ mod tests {
         );
         assert_eq!((s.max_datagram, s.fragment_size), (1400, 8192));
         assert_eq!(s.window, None);
+        assert!(!s.fast_push);
     }
 
     #[test]
@@ -263,5 +278,7 @@ mod tests {
         assert!(settings(&[(PACING_ENV, "100B/1ms")]).is_err());
         assert!(settings(&[(PACING_ENV, "1MB/10ns")]).is_err());
         assert!(settings(&[(FRAGMENT_SIZE_ENV, "12XB")]).is_err());
+        let e = settings(&[(FAST_PUSH_ENV, "yes")]).expect_err("bad switch");
+        assert_eq!(e.to_string(), "CONVOY_FAST_PUSH='yes': expected on or off");
     }
 }

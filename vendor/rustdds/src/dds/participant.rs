@@ -168,6 +168,14 @@ impl DomainParticipantBuilder {
     self
   }
 
+  /// convoy change 35: whether user-data writers may send a small sample from
+  /// the thread that writes it, without waking the event loop (on by
+  /// default). Off: every sample goes through the event loop, as upstream.
+  pub fn application_thread_push(mut self, enabled: bool) -> Self {
+    self.transport.application_thread_push = enabled;
+    self
+  }
+
   /// convoy change 22: reliable KEEP_LAST writers of this participant replace
   /// their oldest samples when the window is full, acknowledged or not, as DDS's
   /// KEEP_LAST says, instead of blocking the application (up to

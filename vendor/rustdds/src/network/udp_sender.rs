@@ -3,6 +3,7 @@ use std::{
   collections::HashMap,
   io,
   net::{IpAddr, SocketAddr, UdpSocket},
+  sync::Arc,
 };
 #[cfg(test)]
 use std::net::Ipv4Addr;
@@ -26,7 +27,8 @@ use crate::{
 
 #[derive(Debug)]
 pub struct UDPSender {
-  unicast_socket: UdpSocket,
+  // convoy change 35: shared with writers that push from the application's thread.
+  unicast_socket: Arc<UdpSocket>,
   // One multicast sender socket per local interface, keyed by the interface it
   // was bound to (its `InterfaceSelector`). This lets us target a single
   // interface instead of sending on all of them.
@@ -157,7 +159,7 @@ impl UDPSender {
     } // end for
 
     let sender = Self {
-      unicast_socket,
+      unicast_socket: Arc::new(unicast_socket),
       multicast_sockets,
       control_queues: RefCell::new(HashMap::new()),
     };
@@ -170,11 +172,17 @@ impl UDPSender {
     Self::new(0)
   }
 
+  /// convoy change 35: the unicast send socket, for a writer's application
+  /// thread (`rtps::fast_push`).
+  pub(crate) fn unicast_socket_handle(&self) -> Arc<UdpSocket> {
+    Arc::clone(&self.unicast_socket)
+  }
+
   // --- nonblocking-transmit: socket enumeration & raw non-blocking send ------
 
   fn socket_ref(&self, id: SocketId) -> Option<&UdpSocket> {
     match id {
-      SocketId::Unicast => Some(&self.unicast_socket),
+      SocketId::Unicast => Some(&*self.unicast_socket),
       SocketId::Multicast(i) => self.multicast_sockets.get(i).map(|(_, s)| s),
     }
   }

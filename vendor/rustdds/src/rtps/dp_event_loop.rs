@@ -1250,6 +1250,7 @@ impl DPEventLoop {
         self.transport.max_datagram_payload,
         self.transport.fragment_size,
         self.transport.max_unacked_bytes,
+        self.transport.application_thread_push,
       );
     }
     if new_writer.guid().entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER {

@@ -75,6 +75,9 @@ pub struct TransportTuning {
   /// when its window is full, acknowledged or not (DDS's KEEP_LAST), instead of
   /// blocking the application until a reader acknowledges.
   pub keep_last_replaces_unacked: bool,
+  /// convoy change 35: a writer may send a small sample from the thread that
+  /// writes it (`rtps::fast_push`) when nothing needs the event loop.
+  pub application_thread_push: bool,
 }
 
 impl Default for TransportTuning {
@@ -87,6 +90,7 @@ impl Default for TransportTuning {
       fragment_size: FRAGMENT_SIZE,
       max_unacked_bytes: None,
       keep_last_replaces_unacked: false,
+      application_thread_push: true,
     }
   }
 }

@@ -2,9 +2,10 @@ use std::{
   cell::RefCell,
   cmp::{max, min},
   collections::{BTreeMap, BTreeSet},
+  net::{SocketAddr, UdpSocket},
   ops::Bound::Included,
   rc::Rc,
-  sync::{atomic, mpsc::TrySendError},
+  sync::{mpsc::TrySendError, Arc},
 };
 
 #[allow(unused_imports)]
@@ -35,6 +36,7 @@ use crate::{
       REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN, TAIL_HEARTBEATS_PER_SILENCE,
       TAIL_HEARTBEAT_DELAY,
     },
+    fast_push::{FastPushState, FastRoute, ReliablePush},
     outbound::{SocketId, TrafficClass},
     pacing::Pacer,
     rtps_reader_proxy::RtpsReaderProxy,
@@ -148,7 +150,6 @@ pub(crate) struct WriterIngredients {
 
 pub(crate) struct Writer {
   pub endianness: Endianness,
-  pub heartbeat_message_counter: atomic::AtomicI32,
   /// Configures the mode in which the
   /// Writer operates. If
   /// pushMode==true, then the Writer
@@ -303,6 +304,16 @@ pub(crate) struct Writer {
   // push stopped at it (an ACKNACK then resumes it).
   max_unacked_bytes: Option<usize>,
   window_full: bool,
+  // convoy change 35: where a push from the application thread goes (one
+  // datagram per destination), None while some matched reader cannot be
+  // reached that way; and the socket it goes out of.
+  fast_destinations: Option<Vec<SocketAddr>>,
+  fast_socket: Arc<UdpSocket>,
+  // Inside `synced_with_fast_push` (which holds the lock and publishes the
+  // route when the action ends).
+  fast_push_held: bool,
+  // The participant allows it (TransportTuning::application_thread_push).
+  application_thread_push: bool,
 }
 
 impl Writer {
@@ -314,6 +325,7 @@ impl Writer {
     interface_observations: Rc<RefCell<InterfaceObservations>>,
     local_interfaces: Rc<[IfAddr]>,
   ) -> Self {
+    let fast_socket = udp_sender.unicast_socket_handle();
     // If writer should behave statelessly, only BestEffort QoS is currently
     // supported
     if i.like_stateless && i.qos_policies.is_reliable() {
@@ -370,7 +382,6 @@ impl Writer {
 
     Self {
       endianness: Endianness::LittleEndian,
-      heartbeat_message_counter: atomic::AtomicI32::new(1),
       push_mode: true,
       heartbeat_period,
       heartbeat_period_fast,
@@ -413,6 +424,11 @@ impl Writer {
       fragment_size: FRAGMENT_SIZE,
       max_unacked_bytes: None,
       window_full: false,
+      fast_destinations: None,
+      fast_socket,
+      fast_push_held: false,
+      // Built-in writers never get `set_transport`, and are excluded anyway.
+      application_thread_push: true,
     }
   }
 
@@ -424,7 +440,9 @@ impl Writer {
     datagram_cap: usize,
     fragment_size: usize,
     max_unacked_bytes: Option<usize>,
+    application_thread_push: bool,
   ) {
+    self.application_thread_push = application_thread_push;
     self.pacer = RefCell::new(pacer);
     self.datagram_cap = datagram_cap;
     self.fragment_size = fragment_size;
@@ -576,6 +594,10 @@ impl Writer {
   // Handle a single timed event. The shared timer is drained by the event loop,
   // which dispatches each expired event to the addressed Writer.
   pub fn handle_timed_event(&mut self, event: TimedEvent) {
+    self.synced_with_fast_push(|w| w.handle_timed_event_now(event));
+  }
+
+  fn handle_timed_event_now(&mut self, event: TimedEvent) {
     match event {
       TimedEvent::Heartbeat => {
         let readers_behind = self.handle_heartbeat_tick(false);
@@ -644,7 +666,7 @@ impl Writer {
       } // SendRepairFrags
       TimedEvent::ResumePush => {
         self.resume_push_scheduled = false;
-        self.process_pending();
+        self.process_pending_now();
       }
       TimedEvent::TailHeartbeat => {
         self.tail_heartbeat_scheduled = false;
@@ -881,6 +903,10 @@ impl Writer {
   }
 
   pub fn process_pending(&mut self) {
+    self.synced_with_fast_push(Self::process_pending_now);
+  }
+
+  fn process_pending_now(&mut self) {
     self.process_pending_samples();
     // convoy change 20: someone waits for acknowledgements (`wait_for_acknowledgments`):
     // ask the readers now instead of at the next periodic heartbeat (piggybacked heartbeats
@@ -1367,6 +1393,14 @@ impl Writer {
   /// samples, sending a GAP message when the sample is not relevant, or
   /// sending a HEARTBEAT message when the sample is no longer available
   pub fn handle_ack_nack(
+    &mut self,
+    reader_guid_prefix: GuidPrefix,
+    ack_submessage: &AckSubmessage,
+  ) {
+    self.synced_with_fast_push(|w| w.handle_ack_nack_now(reader_guid_prefix, ack_submessage));
+  }
+
+  fn handle_ack_nack_now(
     &mut self,
     reader_guid_prefix: GuidPrefix,
     ack_submessage: &AckSubmessage,
@@ -2117,9 +2151,8 @@ impl Writer {
   }
 
   pub(crate) fn next_heartbeat_count(&self) -> i32 {
-    self
-      .heartbeat_message_counter
-      .fetch_add(1, atomic::Ordering::SeqCst)
+    // convoy change 35: shared with the application thread's pushes.
+    self.send_buffer.fast_push().next_heartbeat_count()
   }
 
   #[cfg(feature = "security")]
@@ -2565,6 +2598,121 @@ impl Writer {
       .map(RtpsReaderProxy::takes_unpaced_up_to)
       .min()
       .unwrap_or(0);
+    self.fast_destinations = self.compute_fast_destinations();
+    // Matching, unmatching and route changes happen outside the synced actions:
+    // the application thread sees the new readers from its next push on (a
+    // sample it pushed meanwhile reaches a new reader by repair, like any
+    // sample a reader missed).
+    if !self.fast_push_held {
+      let fast = Arc::clone(self.send_buffer.fast_push());
+      let mut state = fast.lock();
+      state.route = self.fast_route();
+    }
+  }
+
+  /// convoy change 35: the destinations of a sample pushed to every matched
+  /// reader, if each reader has exactly one known unicast route (what
+  /// `send_message_to_readers` would send to), none is in this participant
+  /// and nothing else is special about this writer.
+  fn compute_fast_destinations(&self) -> Option<Vec<SocketAddr>> {
+    if !self.application_thread_push
+      || !self.push_mode
+      || self.like_stateless
+      || self.security_plugins.is_some()
+      || !self.my_guid.entity_id.kind().is_user_defined()
+      || !self.extra_unicast_destinations.is_empty()
+      || self.readers.is_empty()
+    {
+      return None;
+    }
+    let mut destinations = Vec::new();
+    for reader in self.readers.values() {
+      if reader.remote_reader_guid.prefix == self.my_guid.prefix {
+        return None;
+      }
+      let route = reader.send_route();
+      if route.fallback || route.multicast.is_some() {
+        return None;
+      }
+      let Some(Locator::UdpV4(addr)) = route.unicast else {
+        return None;
+      };
+      let addr = SocketAddr::from(addr);
+      if !destinations.contains(&addr) {
+        destinations.push(addr);
+      }
+    }
+    Some(destinations)
+  }
+
+  /// convoy change 35: what the application thread may push now, if anything.
+  fn fast_route(&self) -> Option<FastRoute> {
+    let destinations = self.fast_destinations.as_ref()?;
+    let pushing_now = self.sample_cursor != SampleCursor::Fresh
+      || !self.blocked_sockets.is_empty()
+      || self.window_full
+      || self.resume_push_scheduled
+      || self.udp_sender.control_backlogged(SocketId::Unicast);
+    if pushing_now {
+      return None;
+    }
+    let mut max_payload = self.max_unfragmented_serialized_payload(None);
+    if self.pacer.borrow().is_active() {
+      max_payload = min(max_payload, self.unpaced_up_to);
+    }
+    if max_payload == 0 {
+      return None;
+    }
+    let reliable = self.is_reliable().then(|| ReliablePush {
+      window: match self.qos_policies.history {
+        Some(History::KeepLast { depth }) => i64::from(depth.max(1)),
+        _ => 16,
+      },
+      max_unacked: self.max_unacked_bytes.map_or(i64::MAX, |limit| {
+        i64::try_from(limit / max_payload)
+          .unwrap_or(i64::MAX)
+          .max(1)
+      }),
+    });
+    Some(FastRoute {
+      socket: Arc::clone(&self.fast_socket),
+      destinations: destinations.clone(),
+      max_payload,
+      writer_guid: self.my_guid,
+      reliable,
+    })
+  }
+
+  /// convoy change 35: runs one event-loop action on this writer while the
+  /// application thread cannot push: first the samples it pushed are taken in
+  /// (as if this loop had pushed them), then the route it may use next is
+  /// rebuilt from the writer's state after the action.
+  fn synced_with_fast_push<R>(&mut self, action: impl FnOnce(&mut Self) -> R) -> R {
+    let fast = Arc::clone(self.send_buffer.fast_push());
+    let mut state = fast.lock();
+    self.take_in_fast_pushes(&state);
+    self.fast_push_held = true;
+    let result = action(self);
+    self.fast_push_held = false;
+    self.publish_fast_state(&mut state);
+    result
+  }
+
+  fn take_in_fast_pushes(&mut self, state: &FastPushState) {
+    if state.last_sent <= self.last_sent {
+      return;
+    }
+    self.last_sent = state.last_sent;
+    self.pushed_reliably();
+    if let Some(at) = state.last_push_at {
+      self.last_push_at = at;
+    }
+  }
+
+  fn publish_fast_state(&self, state: &mut FastPushState) {
+    state.last_sent = max(state.last_sent, self.last_sent);
+    state.tail_heartbeat_armed = self.tail_heartbeat_scheduled;
+    state.route = self.fast_route();
   }
 
   /// Refresh the [`SendRoute`](crate::rtps::transmit::SendRoute) of every
@@ -3627,11 +3775,7 @@ mod tests {
           std::thread::sleep(StdDuration::from_millis(1));
         }
       };
-      let heartbeats_sent = |f: &Fixture| {
-        f.writer
-          .heartbeat_message_counter
-          .load(atomic::Ordering::Relaxed)
-      };
+      let heartbeats_sent = |f: &Fixture| f.writer.send_buffer.fast_push().peek_heartbeat_count();
 
       let mut f = Fixture::user(3, 8, None);
       f.writer.process_pending();

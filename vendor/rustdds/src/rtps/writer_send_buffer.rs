@@ -11,6 +11,7 @@ use log::{debug, error, trace, warn};
 
 use crate::{
   dds::{ddsdata::DDSData, with_key::datawriter::WriteOptions},
+  rtps::fast_push::FastPush,
   structure::{cache_change::CacheChange, guid::GUID, sequence_number::SequenceNumber},
 };
 
@@ -76,6 +77,9 @@ struct Inner {
   // Wakers of async producers / ack-waiters parked because the window was full
   // or acknowledgements were still pending. Drained (woken) on any advance.
   wakers: Vec<Waker>,
+  // convoy change 35: threads parked on `progress`. A notify_all is a futex
+  // syscall even with nobody waiting, and the frontiers advance on every sample.
+  parked: usize,
 }
 
 struct Shared {
@@ -98,6 +102,8 @@ struct Shared {
   replaces_unacked: bool,
   // convoy change 20: a `wait_for_acknowledgments` caller wants the readers asked now.
   ack_requested: std::sync::atomic::AtomicBool,
+  // convoy change 35: what the application thread may push itself.
+  fast_push: Arc<FastPush>,
 }
 
 /// A shared, flow-controlled buffer of samples between a `DataWriter`
@@ -140,6 +146,7 @@ impl WriterSendBuffer {
           max_retain: max_retain.max(1),
           acked_retain: max_retain.max(1),
           wakers: Vec::new(),
+          parked: 0,
         }),
         progress: Condvar::new(),
         writer_guid,
@@ -149,6 +156,7 @@ impl WriterSendBuffer {
         topic_name,
         replaces_unacked: false,
         ack_requested: std::sync::atomic::AtomicBool::new(false),
+        fast_push: Arc::new(FastPush::new()),
       }),
     }
   }
@@ -240,7 +248,9 @@ impl WriterSendBuffer {
     for w in inner.wakers.drain(..) {
       w.wake();
     }
-    progress.notify_all();
+    if inner.parked > 0 {
+      progress.notify_all();
+    }
   }
 
   // --- producer side ---
@@ -271,16 +281,20 @@ impl WriterSendBuffer {
       // Window full: wait for an acknowledgement to free up space.
       match deadline {
         None => {
+          inner.parked += 1;
           inner = shared.progress.wait(inner).unwrap();
+          inner.parked -= 1;
         }
         Some(deadline) => {
           let now = Instant::now();
           if now >= deadline {
             return Admission::WouldBlock;
           }
+          inner.parked += 1;
           let (guard, _timeout_result) =
             shared.progress.wait_timeout(inner, deadline - now).unwrap();
           inner = guard;
+          inner.parked -= 1;
         }
       }
     }
@@ -430,6 +444,17 @@ impl WriterSendBuffer {
     }
   }
 
+  /// convoy change 35: the writer's application-thread push path.
+  pub fn fast_push(&self) -> &Arc<FastPush> {
+    &self.shared.fast_push
+  }
+
+  /// The acknowledgement frontier (every reliable reader has everything
+  /// before it).
+  pub fn acked_before(&self) -> SequenceNumber {
+    self.shared.inner.lock().unwrap().acked_before
+  }
+
   /// The sequence number of the latest allocated sample (0 if none yet).
   pub fn last_change_sequence_number(&self) -> SequenceNumber {
     self.shared.inner.lock().unwrap().last_seq
@@ -497,8 +522,10 @@ impl WriterSendBuffer {
       if now >= deadline {
         return false;
       }
+      inner.parked += 1;
       let (guard, _to) = shared.progress.wait_timeout(inner, deadline - now).unwrap();
       inner = guard;
+      inner.parked -= 1;
     }
   }
 

@@ -25,7 +25,10 @@ use crate::{
   discovery::{discovery::DiscoveryCommand, sedp_messages::SubscriptionBuiltinTopicData},
   messages::submessages::elements::serialized_payload::SerializedPayload,
   polling::{Doorbell, WakeSender},
-  rtps::writer_send_buffer::{Admission, WriterSendBuffer},
+  rtps::{
+    fast_push::FastPushOutcome,
+    writer_send_buffer::{Admission, WriterSendBuffer},
+  },
   serialization::CDRSerializerAdapter,
   structure::{
     cache_change::ChangeKind, entity::RTPSEntity, guid::GUID, rpc::SampleIdentity,
@@ -273,6 +276,21 @@ where
     self.doorbell.ring();
   }
 
+  // convoy change 35: send a freshly admitted sample from this thread when the
+  // event loop allows it (`rtps::fast_push`), else wake the event loop.
+  fn push_admitted(&self, sequence_number: SequenceNumber) {
+    match self
+      .send_buffer
+      .fast_push()
+      .try_push(&self.send_buffer, sequence_number)
+    {
+      FastPushOutcome::Sent { wake_writer: false } => {}
+      FastPushOutcome::Sent { wake_writer: true } | FastPushOutcome::Declined => {
+        self.ring_doorbell();
+      }
+    }
+  }
+
   /// Manually refreshes liveliness
   ///
   /// Corresponds to DDS Spec 1.4 Section 2.2.2.4.2.22 assert_liveliness.
@@ -386,7 +404,7 @@ where
       .admit_blocking(write_options, ddsdata, timeout)
     {
       Admission::Admitted(sequence_number) => {
-        self.ring_doorbell();
+        self.push_admitted(sequence_number);
         self.refresh_manual_liveliness();
         Ok(SampleIdentity {
           writer_guid: self.my_guid,
@@ -948,7 +966,7 @@ where
       .try_admit(write_options, ddsdata, cx.waker())
     {
       Ok(sequence_number) => {
-        self.writer.ring_doorbell();
+        self.writer.push_admitted(sequence_number);
         self.writer.refresh_manual_liveliness();
         Poll::Ready(Ok(SampleIdentity {
           writer_guid: self.writer.my_guid,

@@ -1,0 +1,329 @@
+//! convoy change 35: a writer pushes a small sample from the application's own
+//! thread.
+//!
+//! rustdds hands every sample to the participant's event loop: `write` stores
+//! it in the send buffer and rings a doorbell, the event loop wakes, builds the
+//! DATA (+ HEARTBEAT) datagram and sends it. On a loaded 2-core machine that
+//! wake-up is a third of a 64 B round trip, and in a lockstep frame every agent
+//! pays it for its state. Here the writing thread sends the datagram itself
+//! when nothing stands in the way: the sample fits one datagram for every
+//! matched reader, none of them needs pacing, each has one known unicast route,
+//! none lives in this participant, nothing is queued or half-sent before it,
+//! and the in-flight window has room. The event loop decides that, keeps it in
+//! [`FastRoute`] (rebuilt after each of its actions on the writer) and holds
+//! the lock while it pushes, so the two never push the same sample or out of
+//! order; a writer that finds the lock taken or the route withdrawn rings the
+//! doorbell as before. Repairs, GAPs, fragments and discovery stay in the event
+//! loop.
+
+use std::{
+  io,
+  net::{SocketAddr, UdpSocket},
+  sync::{
+    atomic::{AtomicI32, AtomicU64, Ordering},
+    Arc, Mutex, MutexGuard, TryLockError,
+  },
+  time::Instant,
+};
+
+#[allow(unused_imports)]
+use log::{debug, trace};
+use speedy::Endianness;
+
+use crate::{
+  rtps::{writer_send_buffer::WriterSendBuffer, MessageBuilder},
+  structure::{
+    guid::{EntityId, GUID},
+    sequence_number::SequenceNumber,
+  },
+};
+
+/// What the application thread may do without the event loop; set by the
+/// event loop only.
+#[derive(Clone, Debug)]
+pub(crate) struct FastRoute {
+  /// A handle on the participant's unicast send socket.
+  pub socket: Arc<UdpSocket>,
+  /// One datagram goes to each (the matched readers' routes, deduplicated).
+  pub destinations: Vec<SocketAddr>,
+  /// Largest serialized payload that goes this way (one datagram, unpaced).
+  pub max_payload: usize,
+  pub writer_guid: GUID,
+  /// Reliable writers: when the piggybacked HEARTBEAT asks for an answer.
+  pub reliable: Option<ReliablePush>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReliablePush {
+  /// History depth (KEEP_LAST) or 16: half of it unacknowledged asks readers
+  /// to answer (the rule of change 17).
+  pub window: i64,
+  /// At most this many samples pushed and not acknowledged (change 14's byte
+  /// window divided by `max_payload`); past it the event loop decides.
+  pub max_unacked: i64,
+}
+
+/// The state both threads share, under one lock.
+#[derive(Debug)]
+pub(crate) struct FastPushState {
+  pub route: Option<FastRoute>,
+  /// The newest sample pushed in full, by either thread.
+  pub last_sent: SequenceNumber,
+  /// When the application thread last pushed one (the event loop's tail
+  /// HEARTBEAT, change 32, counts silence from it).
+  pub last_push_at: Option<Instant>,
+  /// The event loop has a tail HEARTBEAT armed; if not, a push wakes it.
+  pub tail_heartbeat_armed: bool,
+}
+
+/// Shared between a `DataWriter` and its RTPS `Writer` (inside the send
+/// buffer both hold).
+#[derive(Debug)]
+pub(crate) struct FastPush {
+  state: Mutex<FastPushState>,
+  /// HEARTBEAT count of the writer: both threads send HEARTBEATs.
+  heartbeat_count: AtomicI32,
+  /// Samples pushed by the application thread (for tests and counters).
+  pushed: AtomicU64,
+}
+
+/// What `try_push` did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum FastPushOutcome {
+  /// Not sent: ring the doorbell, the event loop pushes it.
+  Declined,
+  /// Sent; `wake_writer`: the event loop should still look at the writer (to
+  /// arm its tail HEARTBEAT).
+  Sent { wake_writer: bool },
+}
+
+impl FastPush {
+  pub fn new() -> Self {
+    FastPush {
+      state: Mutex::new(FastPushState {
+        route: None,
+        last_sent: SequenceNumber::zero(),
+        last_push_at: None,
+        tail_heartbeat_armed: false,
+      }),
+      heartbeat_count: AtomicI32::new(1),
+      pushed: AtomicU64::new(0),
+    }
+  }
+
+  pub fn next_heartbeat_count(&self) -> i32 {
+    self.heartbeat_count.fetch_add(1, Ordering::SeqCst)
+  }
+
+  #[cfg(test)]
+  pub fn peek_heartbeat_count(&self) -> i32 {
+    self.heartbeat_count.load(Ordering::SeqCst)
+  }
+
+  #[cfg(test)]
+  pub fn pushed(&self) -> u64 {
+    self.pushed.load(Ordering::Relaxed)
+  }
+
+  /// The event loop's hold on the state for one of its actions on the writer.
+  pub fn lock(&self) -> MutexGuard<'_, FastPushState> {
+    // A poisoned lock means a thread panicked while pushing; the state is a
+    // few plain values, still consistent at every await-free step.
+    self
+      .state
+      .lock()
+      .unwrap_or_else(std::sync::PoisonError::into_inner)
+  }
+
+  /// Push sample `seq` (just admitted into `buffer`) from this thread, if the
+  /// event loop's route allows it and the event loop is not busy with the
+  /// writer.
+  pub fn try_push(&self, buffer: &WriterSendBuffer, seq: SequenceNumber) -> FastPushOutcome {
+    let mut guard = match self.state.try_lock() {
+      Ok(s) => s,
+      Err(TryLockError::Poisoned(p)) => p.into_inner(),
+      Err(TryLockError::WouldBlock) => return FastPushOutcome::Declined,
+    };
+    let state = &mut *guard;
+    let Some(route) = state.route.as_ref() else {
+      return FastPushOutcome::Declined;
+    };
+    if state.last_sent.plus_1() != seq {
+      // Something before it is still queued in the event loop.
+      return FastPushOutcome::Declined;
+    }
+    let Some(cc) = buffer.get_by_sn(seq) else {
+      return FastPushOutcome::Declined;
+    };
+    if cc.data_value.payload_size() > route.max_payload
+      || cc.write_options.to_single_reader().is_some()
+    {
+      return FastPushOutcome::Declined;
+    }
+    let endianness = Endianness::LittleEndian;
+    let mut message = MessageBuilder::new();
+    if let Some(ts) = cc.write_options.source_timestamp() {
+      message = message.ts_msg(endianness, Some(ts));
+    }
+    message = message.data_msg(&cc, EntityId::UNKNOWN, route.writer_guid, endianness, None);
+    if let Some(reliable) = route.reliable {
+      let unacked = i64::from(seq) - i64::from(buffer.acked_before()) + 1;
+      if unacked > reliable.max_unacked {
+        return FastPushOutcome::Declined;
+      }
+      // Change 17: the piggybacked HEARTBEAT asks for an answer only when half
+      // the window is unacknowledged, or on every fourth sample.
+      let wants_reply = unacked * 2 >= reliable.window || i64::from(seq) % 4 == 0;
+      message = message.heartbeat_msg(
+        route.writer_guid.entity_id,
+        buffer.first_change_sequence_number(),
+        seq,
+        self.next_heartbeat_count(),
+        endianness,
+        EntityId::UNKNOWN,
+        !wants_reply,
+        false,
+      );
+    }
+    let bytes = match message
+      .add_header_and_build(route.writer_guid.prefix)
+      .write_to_vec_fast(endianness)
+    {
+      Ok(b) => b,
+      Err(e) => {
+        debug!("fast push: serializing failed, the event loop sends it: {e:?}");
+        return FastPushOutcome::Declined;
+      }
+    };
+    for (i, dest) in route.destinations.iter().enumerate() {
+      match route.socket.send_to(&bytes, *dest) {
+        Ok(_) => {}
+        // A full socket before anything went out: the event loop queues it.
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock && i == 0 => {
+          return FastPushOutcome::Declined;
+        }
+        // Later ones: a reliable reader asks again (its next HEARTBEAT, or the
+        // tail HEARTBEAT, shows the gap); best-effort readers lose it, as they
+        // would on the wire.
+        Err(e) => trace!("fast push to {dest}: {e}"),
+      }
+    }
+    state.last_sent = seq;
+    state.last_push_at = Some(Instant::now());
+    buffer.set_sent_frontier(seq);
+    self.pushed.fetch_add(1, Ordering::Relaxed);
+    FastPushOutcome::Sent {
+      wake_writer: route.reliable.is_some() && !state.tail_heartbeat_armed,
+    }
+  }
+}
+
+impl Default for FastPush {
+  fn default() -> Self {
+    Self::new()
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use std::time::Duration as StdDuration;
+
+  use bytes::Bytes;
+
+  use super::*;
+  use crate::{
+    dds::{ddsdata::DDSData, with_key::datawriter::WriteOptions},
+    messages::submessages::submessages::{HEARTBEAT_Flags, WriterSubmessage},
+    rtps::{writer_send_buffer::Admission, Message, SubmessageBody},
+    structure::guid::{EntityKind, GuidPrefix},
+    RepresentationIdentifier, SerializedPayload,
+  };
+
+  fn buffer(guid: GUID) -> WriterSendBuffer {
+    WriterSendBuffer::new(guid, "fast".into(), true, false, true, 64, 64, 64)
+  }
+
+  fn admit(buffer: &WriterSendBuffer, len: usize) -> SequenceNumber {
+    let data = DDSData::new(SerializedPayload::new(
+      RepresentationIdentifier::CDR_LE,
+      vec![7; len],
+    ));
+    match buffer.admit_blocking(WriteOptions::default(), data, Some(StdDuration::ZERO)) {
+      Admission::Admitted(sn) => sn,
+      Admission::WouldBlock => panic!("no room"),
+    }
+  }
+
+  #[test]
+  fn a_small_sample_goes_out_from_the_writing_thread_with_its_heartbeat() {
+    let guid = GUID::new(
+      GuidPrefix::new(&[3; 12]),
+      EntityId::new([0, 0, 1], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+    );
+    let buffer = buffer(guid);
+    let fast = Arc::clone(buffer.fast_push());
+    let reader = UdpSocket::bind("127.0.0.1:0").unwrap();
+    reader
+      .set_read_timeout(Some(StdDuration::from_secs(5)))
+      .unwrap();
+    let route = FastRoute {
+      socket: Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap()),
+      destinations: vec![reader.local_addr().unwrap()],
+      max_payload: 1000,
+      writer_guid: guid,
+      reliable: Some(ReliablePush {
+        window: 16,
+        max_unacked: 4,
+      }),
+    };
+
+    // No route yet (the event loop has not allowed it): declined.
+    let sn = admit(&buffer, 64);
+    assert_eq!(fast.try_push(&buffer, sn), FastPushOutcome::Declined);
+    // The event loop pushed it; now it allows the fast way.
+    {
+      let mut state = fast.lock();
+      state.last_sent = sn;
+      state.route = Some(route);
+    }
+    let sn = admit(&buffer, 64);
+    assert_eq!(
+      fast.try_push(&buffer, sn),
+      FastPushOutcome::Sent { wake_writer: true },
+      "no tail HEARTBEAT armed: the event loop must look"
+    );
+    let mut datagram = vec![0; 2048];
+    let len = reader.recv(&mut datagram).unwrap();
+    let message = Message::read_from_buffer(&Bytes::copy_from_slice(&datagram[..len])).unwrap();
+    let mut kinds = Vec::new();
+    for sub in message.submessages() {
+      match sub.body {
+        SubmessageBody::Writer(WriterSubmessage::Data(data, _)) => {
+          assert_eq!(data.writer_sn, sn);
+          kinds.push("DATA");
+        }
+        SubmessageBody::Writer(WriterSubmessage::Heartbeat(hb, flags)) => {
+          assert_eq!((hb.first_sn, hb.last_sn), (SequenceNumber::new(1), sn));
+          // Sample 2 of 16 unacknowledged, not a fourth: no answer wanted.
+          assert!(flags.contains(HEARTBEAT_Flags::Final));
+          kinds.push("HEARTBEAT");
+        }
+        _ => {}
+      }
+    }
+    assert_eq!(kinds, ["DATA", "HEARTBEAT"]);
+    assert_eq!(fast.lock().last_sent, sn);
+    assert_eq!(fast.pushed(), 1);
+
+    // Too large for one datagram: the event loop's.
+    let big = admit(&buffer, 4000);
+    assert_eq!(fast.try_push(&buffer, big), FastPushOutcome::Declined);
+    // And what follows it waits for it (order).
+    let next = admit(&buffer, 64);
+    assert_eq!(fast.try_push(&buffer, next), FastPushOutcome::Declined);
+    // Past the in-flight limit (4 unacknowledged samples): declined.
+    fast.lock().last_sent = next;
+    let over = admit(&buffer, 64);
+    assert_eq!(fast.try_push(&buffer, over), FastPushOutcome::Declined);
+  }
+}
