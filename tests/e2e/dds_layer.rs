@@ -540,9 +540,9 @@ fn a_reader_that_never_takes_stalls_neither_the_writer_nor_another_reader() {
 
 /// How long the slow-consumer test keeps the other reader's process stopped: past its
 /// participant's lease (5 s, rustdds change 1) and the next lease check (every 2 s).
-const STOPPED_FOR: Duration = Duration::from_secs(10);
+const STOPPED_FOR: Duration = Duration::from_secs(8);
 /// How long it goes on writing after the stopped process is continued.
-const CONTINUED_FOR: Duration = Duration::from_secs(3);
+const CONTINUED_FOR: Duration = Duration::from_secs(2);
 
 /// As above, but the stalled reader's whole process is stopped (SIGSTOP): a frozen participant
 /// acknowledges nothing and stays matched until its lease lapses. KEEP_LAST promises the live
@@ -551,12 +551,6 @@ const CONTINUED_FOR: Duration = Duration::from_secs(3);
 /// sample per millisecond for 10 s while the echo is stopped, then 3 s after it is continued;
 /// the log says, per second, what the writes did and what the live reader got.
 #[test]
-#[ignore = "convoy's own writers keep rustdds's back-pressure (CHANGES.md 14; 22's \
-            keep_last_replaces_unacked is on only for the ROS 2 bridge): measured, the 8-sample \
-            window fills 8 ms after the SIGSTOP, then every write blocks max_blocking_time \
-            (100 ms) and fails WouldBlock (10 writes/s, all failed) and the live reader gets \
-            0 samples/s for 5.7-5.8 s, until the stopped participant's lease (5 s) lapses; then \
-            1000/s again. With keep_last_replaces_unacked: no failed write, 1000/s throughout"]
 fn a_stopped_reader_process_stalls_neither_the_writer_nor_another_reader() {
     watchdog("stopped consumer", Duration::from_secs(120));
     let qos = Arc::new(QosSet::builtin());
@@ -650,4 +644,7 @@ fn a_stopped_reader_process_stalls_neither_the_writer_nor_another_reader() {
         starved.is_empty(),
         "the live reader was starved in seconds {starved:?} while another was stopped\n{table}"
     );
+    // Continued, the stopped reader is matched again and gets the stream (vendored rustdds
+    // change 36 let the writer go on without it; it is back in once it answers).
+    assert!(echoed_after > 0, "the continued reader got nothing\n{table}");
 }

@@ -63,6 +63,13 @@ pub const HEARTBEAT_PERIOD_SLOW: crate::structure::duration::Duration =
 // 16 agents exchanging states peer to peer ran 33 frames/s instead of 55.
 pub const TAIL_HEARTBEAT_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
 pub const TAIL_HEARTBEATS_PER_SILENCE: u32 = 4;
+// convoy change 36: a reader that lacks a pushed sample and has not sent an
+// ACKNACK for this long no longer holds back a KEEP_LAST writer. Below the tail
+// HEARTBEAT's 50 ms (above), which re-examines the readers: a write that waits
+// on a stopped reader goes on within ~50 ms, inside the 100 ms max_blocking_time
+// of convoy's profiles. A live reader that was merely not asked loses nothing
+// by it: it is back in as soon as it answers, and the History depth is kept.
+pub const STOPPED_READER_PATIENCE: std::time::Duration = std::time::Duration::from_millis(40);
 pub const HEARTBEAT_PERIOD_FAST: crate::structure::duration::Duration =
   crate::structure::duration::Duration::from_millis(100);
 

@@ -112,6 +112,9 @@ pub(crate) struct RtpsReaderProxy {
   // convoy change 30: the receive buffer the reader says it has (`rcvbuf=<bytes>;`
   // in its USER_DATA), if it says so.
   announced_receive_buffer: Option<usize>,
+
+  // convoy change 36: when this reader was matched or last sent an ACKNACK.
+  pub heard_from_at: Instant,
 }
 
 /// convoy change 30: the receive buffer a reader announces in its USER_DATA as
@@ -151,7 +154,21 @@ impl RtpsReaderProxy {
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
       announced_receive_buffer: None,
+      heard_from_at: Instant::now(),
     }
+  }
+
+  /// convoy change 36: the reader lacks a sample pushed up to `last_sent` and
+  /// has sent no ACKNACK for `patience` (its process is stopped, or gone and its
+  /// lease not lapsed yet).
+  pub fn stopped_answering(
+    &self,
+    last_sent: SequenceNumber,
+    now: Instant,
+    patience: Duration,
+  ) -> bool {
+    self.all_acked_before <= last_sent
+      && now.saturating_duration_since(self.heard_from_at) > patience
   }
 
   // We get a (discovery) update on the properties of this remote Reader.
@@ -283,6 +300,7 @@ impl RtpsReaderProxy {
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
       announced_receive_buffer: None,
+      heard_from_at: Instant::now(),
     }
   }
 
@@ -363,6 +381,7 @@ impl RtpsReaderProxy {
       send_route: SendRoute::default(),
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
       announced_receive_buffer: receive_buffer_from_user_data(&discovered_reader_data.user_data),
+      heard_from_at: Instant::now(),
     }
   }
 
@@ -1243,5 +1262,33 @@ mod route_tests {
     let route = rp.send_route();
     assert!(!route.fallback);
     assert_eq!(route.unicast, Some(udp([127, 0, 0, 1], 7413)));
+  }
+}
+
+#[cfg(test)]
+mod stopped_reader_tests {
+  use super::*;
+  use crate::structure::guid::GuidPrefix;
+
+  #[test]
+  fn a_reader_is_stopped_only_while_behind_and_silent() {
+    let mut rp = RtpsReaderProxy::new(
+      GUID::new(GuidPrefix::UNKNOWN, EntityId::UNKNOWN),
+      QosPolicies::default(),
+      false,
+    );
+    let patience = Duration::from_millis(40);
+    let heard = Instant::now();
+    rp.heard_from_at = heard;
+    rp.all_acked_before = SequenceNumber::new(5); // has 1..=4
+    let later = heard + Duration::from_millis(100);
+    // Has everything pushed: never stopped, however long silent.
+    assert!(!rp.stopped_answering(SequenceNumber::new(4), later, patience));
+    // Lacks sample 5: stopped once silent for longer than the patience.
+    assert!(!rp.stopped_answering(SequenceNumber::new(5), heard + patience, patience));
+    assert!(rp.stopped_answering(SequenceNumber::new(5), later, patience));
+    // It answers again: back in.
+    rp.heard_from_at = later;
+    assert!(!rp.stopped_answering(SequenceNumber::new(5), later, patience));
   }
 }

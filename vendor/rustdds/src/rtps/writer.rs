@@ -34,7 +34,7 @@ use crate::{
       HEARTBEAT_PERIOD_FAST, HEARTBEAT_PERIOD_SLOW, HEARTBEAT_SUBMESSAGE_SERIALIZED_SIZE,
       NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES, REPAIR_FRAGS_ROUND_BYTES,
       REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN, TAIL_HEARTBEATS_PER_SILENCE,
-      TAIL_HEARTBEAT_DELAY,
+      STOPPED_READER_PATIENCE, TAIL_HEARTBEAT_DELAY,
     },
     fast_push::{FastPushState, FastRoute, ReliablePush},
     outbound::{SocketId, TrafficClass},
@@ -454,9 +454,11 @@ impl Writer {
   fn unacked_bytes(&self) -> usize {
     let first = self.send_buffer.first_change_sequence_number();
     let replaces = self.send_buffer.replaces_unacked();
+    let now = std::time::Instant::now();
     let Some(oldest_unacked) = self
       .readers
       .values()
+      .filter(|rp| !self.stopped_reader(rp, now))
       .map(|rp| rp.all_acked_before)
       // convoy change 22: a reader already behind the kept history (replaced samples it
       // never acknowledged: it is gone or far behind) does not hold the window shut.
@@ -1316,6 +1318,9 @@ impl Writer {
       );
       return false;
     }
+    // convoy change 36: a reader may have stopped answering since the last
+    // ACKNACK; a writer waiting on it goes on.
+    self.refresh_acked_frontier();
     // Reliable Stateful Writer (that tracks Readers by ReaderProxy) will not set
     // the final flag.
     let final_flag = false;
@@ -1468,6 +1473,7 @@ impl Writer {
             .last_acknack_count
             .is_some_and(|last| an.count > last);
           reader_proxy.last_acknack_count = Some(an.count);
+          reader_proxy.heard_from_at = std::time::Instant::now();
 
           // Mark requested SNs as "unsent changes"
 
@@ -1637,13 +1643,29 @@ impl Writer {
       self.send_buffer.set_acked_frontier(None);
       return;
     }
+    let now = std::time::Instant::now();
     let frontier = self
       .readers
       .values()
-      .filter(|rp| rp.qos().is_reliable())
+      .filter(|rp| rp.qos().is_reliable() && !self.stopped_reader(rp, now))
       .map(RtpsReaderProxy::acked_up_to_before)
       .min();
     self.send_buffer.set_acked_frontier(frontier);
+  }
+
+  /// convoy change 36: a reader of this KEEP_LAST writer that has stopped
+  /// answering (`RtpsReaderProxy::stopped_answering`) holds back neither
+  /// admission nor the push (change 14's window): KEEP_LAST promises a writer
+  /// that never waits on its history, and a reader whose process is frozen or
+  /// dead (matched until its lease lapses, seconds) stalled every other reader
+  /// of the writer that long. A reader that answers keeps its back-pressure, so
+  /// a slow but live reader still slows the writer instead of losing samples.
+  /// The kept history (the History depth) is still repaired to a reader that
+  /// comes back; older samples it missed are GAPs.
+  fn stopped_reader(&self, reader: &RtpsReaderProxy, now: std::time::Instant) -> bool {
+    matches!(self.qos_policies.history, Some(History::KeepLast { .. }))
+      && self.my_guid.entity_id.kind().is_user_defined()
+      && reader.stopped_answering(self.last_sent, now, STOPPED_READER_PATIENCE)
   }
 
   // Send out missing data
