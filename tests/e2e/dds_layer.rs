@@ -646,5 +646,8 @@ fn a_stopped_reader_process_stalls_neither_the_writer_nor_another_reader() {
     );
     // Continued, the stopped reader is matched again and gets the stream (vendored rustdds
     // change 36 let the writer go on without it; it is back in once it answers).
-    assert!(echoed_after > 0, "the continued reader got nothing\n{table}");
+    assert!(
+        echoed_after > 0,
+        "the continued reader got nothing\n{table}"
+    );
 }
