@@ -481,6 +481,10 @@ pub struct LatencyArgs {
     /// At most this many round trips per size
     #[arg(long, default_value_t = 100_000)]
     pub round_trips: u64,
+    /// Pings per second (e.g. 1000: one every millisecond, both sides idle between); 0 sends
+    /// the next ping as soon as the answer arrives (full rate). ddsperf runs at the same rate.
+    #[arg(long, default_value_t = 0.0)]
+    pub rate: f64,
     /// Which side(s) of the round trip this process runs
     #[arg(long, value_enum, default_value_t = Role::Both)]
     pub role: Role,

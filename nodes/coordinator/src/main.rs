@@ -80,12 +80,16 @@ fn main() -> ExitCode {
         );
         if args.result_line {
             println!(
-                "RESULT frames={} seconds={:.6} fps={:.3} barrier_p50_us={:.1} barrier_p99_us={:.1}",
+                "RESULT frames={} seconds={:.6} fps={:.3} barrier_p50_us={:.1} barrier_p99_us={:.1} \
+                 datagrams_sent={}",
                 summary.frames,
                 summary.wall.as_secs_f64(),
                 summary.frames_per_second(),
                 p50,
-                p99
+                p99,
+                summary
+                    .datagrams_sent
+                    .map_or_else(|| "unknown".to_string(), |d| d.to_string())
             );
         }
         Ok(())

@@ -79,6 +79,12 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()>
         "seconds",
     )?;
     check_range("--loss-timeout", args.loss_timeout, 0.01..=60.0, "seconds")?;
+    check_range(
+        "--rate",
+        args.rate,
+        0.0..=1_000_000.0,
+        "pings per second (0: full rate)",
+    )?;
     match args.role {
         Role::Pong => pong(domain, qos),
         Role::Ping => ping_and_report(domain, qos, args),
@@ -106,6 +112,7 @@ fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) ->
         .list("--sizes", &args.sizes)
         .flag("--duration", args.duration)
         .flag("--round-trips", args.round_trips)
+        .flag("--rate", args.rate)
         .flag("--burst", args.burst)
         .flag("--loss-timeout", args.loss_timeout)
         .flag("--match-timeout", args.match_timeout)
@@ -257,7 +264,7 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
         .wait_for_acknowledgments(Duration::from_secs(1));
 
     if let Some(Baseline::Ddsperf) = args.baseline {
-        let reference = ddsperf_rows(domain, &args.sizes, args.duration)?;
+        let reference = ddsperf_rows(domain, &args.sizes, args.duration, args.rate)?;
         println!("\nCycloneDDS ddsperf, same sizes, same machine:");
         println!(
             "{:>9} {:>9} {:>9} {:>9} {:>9} {:>10}   {:>12}",
@@ -296,7 +303,17 @@ fn measure_size(
     let mut lost = 0;
     let started = Instant::now();
     let budget = Duration::from_secs_f64(args.duration);
+    // At a fixed rate both sides go idle between pings: what a sensor at 1 kHz meets.
+    let period = (args.rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.rate));
+    let mut next_ping = Instant::now();
     while started.elapsed() < budget && (rtts.len() as u64) < args.round_trips {
+        if let Some(period) = period {
+            let now = Instant::now();
+            if next_ping > now {
+                std::thread::sleep(next_ping - now);
+            }
+            next_ping = next_ping.max(now) + period;
+        }
         match pinger.round_trip(&payload, loss_timeout)? {
             Some(us) => rtts.push(us),
             None => lost += 1,
@@ -367,7 +384,7 @@ fn burst(pinger: &mut Pinger, count: u64, loss_timeout: Duration) -> Result<()> 
 }
 
 /// Runs `ddsperf pong` and `ddsperf ping size S` for every size, parsing its per-second lines.
-fn ddsperf_rows(domain: u32, sizes: &[usize], seconds: f64) -> Result<Vec<LatencyRow>> {
+fn ddsperf_rows(domain: u32, sizes: &[usize], seconds: f64, rate: f64) -> Result<Vec<LatencyRow>> {
     if Command::new("ddsperf").arg("-h").output().is_err() {
         bail!("ddsperf not found: install Debian's cyclonedds-tools (apt-get install cyclonedds-tools)");
     }
@@ -383,9 +400,13 @@ fn ddsperf_rows(domain: u32, sizes: &[usize], seconds: f64) -> Result<Vec<Latenc
     // ddsperf counts whole seconds and drops the first (discovery): run one second more.
     let secs = (seconds.ceil() as u64).max(2) + 1;
     for &size in sizes {
-        let out = Command::new("ddsperf")
-            .args(["-i", &domain, "-D", &secs.to_string(), "ping", "size"])
-            .arg(size.to_string())
+        let mut ping = Command::new("ddsperf");
+        ping.args(["-i", &domain, "-D", &secs.to_string(), "ping"]);
+        if rate > 0.0 {
+            ping.arg(format!("{rate}Hz"));
+        }
+        let out = ping
+            .args(["size", &size.to_string()])
             .output()
             .context("cannot run ddsperf ping")?;
         let text = String::from_utf8_lossy(&out.stdout);

@@ -68,20 +68,39 @@ pub fn ring_scenario(agents: usize) -> Scenario {
     }
 }
 
-const CSV_HEADER: &str = "agents,exchange,frames,frames_per_s,barrier_p50_us,barrier_p99_us";
+const CSV_HEADER: &str =
+    "agents,exchange,frames,frames_per_s,barrier_p50_us,barrier_p99_us,datagrams_per_frame";
 
-fn parse_result(line: &str) -> Option<(u64, f64, f64, f64)> {
+/// The coordinator's RESULT line.
+struct LockstepResult {
+    frames: u64,
+    fps: f64,
+    barrier_p50_us: f64,
+    barrier_p99_us: f64,
+    /// UDP datagrams the host sent per frame (the whole graph runs here), if the kernel says.
+    datagrams_per_frame: Option<f64>,
+}
+
+fn parse_result(line: &str) -> Option<LockstepResult> {
     let rest = line.strip_prefix("RESULT ")?;
     let field = |key: &str| -> Option<&str> {
         rest.split_whitespace()
             .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
     };
-    Some((
-        field("frames")?.parse().ok()?,
-        field("fps")?.parse().ok()?,
-        field("barrier_p50_us")?.parse().ok()?,
-        field("barrier_p99_us")?.parse().ok()?,
-    ))
+    let frames: u64 = field("frames")?.parse().ok()?;
+    let datagrams: Option<u64> = field("datagrams_sent").and_then(|d| d.parse().ok());
+    Some(LockstepResult {
+        frames,
+        fps: field("fps")?.parse().ok()?,
+        barrier_p50_us: field("barrier_p50_us")?.parse().ok()?,
+        barrier_p99_us: field("barrier_p99_us")?.parse().ok()?,
+        datagrams_per_frame: datagrams.map(|d| d as f64 / frames.max(1) as f64),
+    })
+}
+
+/// The coordinator's start-up timeout for `agents` agents, in seconds.
+fn startup_timeout_s(agents: usize) -> u64 {
+    60 + 5 * agents as u64
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()> {
@@ -98,8 +117,14 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
     let stop = stop_flag()?;
     let mut rows = Vec::new();
     println!(
-        "{:>7} {:>9} {:>8} {:>10} {:>14} {:>14}",
-        "agents", "exchange", "frames", "frames/s", "barrier p50 us", "barrier p99 us"
+        "{:>7} {:>9} {:>8} {:>10} {:>14} {:>14} {:>16}",
+        "agents",
+        "exchange",
+        "frames",
+        "frames/s",
+        "barrier p50 us",
+        "barrier p99 us",
+        "datagrams/frame"
     );
     for &n in &args.agents {
         let text = toml::to_string(&ring_scenario(n)).context("cannot write a scenario")?;
@@ -111,7 +136,13 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 frames: Some(args.frames),
                 mode: Some("sync".into()),
                 exchange: Some(exchange.clone()),
-                coordinator_args: vec!["--result-line".into()],
+                // Start-up (processes, discovery among them) grows with the graph: 64 agents
+                // on 2 cores take minutes to find each other.
+                coordinator_args: vec![
+                    "--result-line".into(),
+                    "--startup-timeout".into(),
+                    startup_timeout_s(n).to_string(),
+                ],
                 ..RunArgs::default()
             };
             let nodes = scenario_nodes(domain, qos, &run_args, &ExtraNodes::default(), &|_| {
@@ -129,12 +160,19 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
             if let Err(e) = outcome {
                 bail!("{n} agents, {exchange}: {e:#}\n{}", errors.join("\n"));
             }
-            let Some((frames, fps, p50, p99)) = result else {
+            let Some(r) = result else {
                 bail!("{n} agents, {exchange}: no result\n{}", errors.join("\n"));
             };
-            println!("{n:>7} {exchange:>9} {frames:>8} {fps:>10.1} {p50:>14.1} {p99:>14.1}");
+            let datagrams = r
+                .datagrams_per_frame
+                .map_or_else(String::new, |d| format!("{d:.1}"));
+            println!(
+                "{n:>7} {exchange:>9} {:>8} {:>10.1} {:>14.1} {:>14.1} {datagrams:>16}",
+                r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us
+            );
             rows.push(format!(
-                "{n},{exchange},{frames},{fps:.1},{p50:.1},{p99:.1}"
+                "{n},{exchange},{},{:.1},{:.1},{:.1},{datagrams}",
+                r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us
             ));
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 break;
@@ -159,11 +197,21 @@ mod tests {
             let back = Scenario::from_str(&text, "ring.toml").expect("valid");
             assert_eq!(back.agents.len(), n);
         }
+        let r = parse_result(
+            "RESULT frames=10 seconds=1.0 fps=10.000 barrier_p50_us=5.0 barrier_p99_us=9.0 \
+             datagrams_sent=250",
+        )
+        .expect("a result");
         assert_eq!(
-            parse_result(
-                "RESULT frames=10 seconds=1.0 fps=10.000 barrier_p50_us=5.0 barrier_p99_us=9.0"
-            ),
-            Some((10, 10.0, 5.0, 9.0))
+            (r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us),
+            (10, 10.0, 5.0, 9.0)
         );
+        assert_eq!(r.datagrams_per_frame, Some(25.0));
+        let unknown = parse_result(
+            "RESULT frames=10 seconds=1.0 fps=10.000 barrier_p50_us=5.0 barrier_p99_us=9.0 \
+             datagrams_sent=unknown",
+        )
+        .expect("a result");
+        assert_eq!(unknown.datagrams_per_frame, None);
     }
 }

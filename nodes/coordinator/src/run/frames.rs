@@ -43,6 +43,7 @@ impl Coordinator {
     pub(super) fn run_frames(&mut self, config: &CoordinatorConfig) -> Result<RunSummary> {
         let last = self.last_frame(config);
         let started = Instant::now();
+        let datagrams_at_start = convoy_core::dds::udp_datagrams_sent();
         let mut barrier_us = Vec::new();
         let mut last_progress = Instant::now();
         let mut progress_frame = 0;
@@ -127,6 +128,9 @@ impl Coordinator {
             wall: started.elapsed(),
             barrier_us,
             members_left: self.left.clone(),
+            datagrams_sent: convoy_core::dds::udp_datagrams_sent()
+                .zip(datagrams_at_start)
+                .map(|(end, start)| end.saturating_sub(start)),
         })
     }
 

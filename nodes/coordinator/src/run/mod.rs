@@ -67,6 +67,9 @@ pub struct RunSummary {
     /// Tick written -> barrier complete, per frame, in microseconds (sync mode).
     pub barrier_us: Vec<f64>,
     pub members_left: Vec<String>,
+    /// UDP datagrams this host sent while the frames ran (every process: the whole graph when
+    /// it runs on this host), if the kernel says.
+    pub datagrams_sent: Option<u64>,
 }
 
 impl RunSummary {

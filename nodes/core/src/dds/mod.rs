@@ -73,6 +73,21 @@ fn read_sysctl(path: &str) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
+/// UDP datagrams this host has sent so far (every process, all interfaces, loopback
+/// included): `OutDatagrams` of `/proc/net/snmp`. None where the kernel does not say. Benchmarks
+/// count the datagrams a run costs with it.
+pub fn udp_datagrams_sent() -> Option<u64> {
+    let snmp = std::fs::read_to_string("/proc/net/snmp").ok()?;
+    parse_udp_out_datagrams(&snmp)
+}
+
+fn parse_udp_out_datagrams(snmp: &str) -> Option<u64> {
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next()?, udp.next()?);
+    let column = names.split_whitespace().position(|n| n == "OutDatagrams")?;
+    values.split_whitespace().nth(column)?.parse().ok()
+}
+
 /// Says once per process when the OS caps socket buffers below what large samples need.
 fn report_socket_buffer_ceiling() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -409,8 +424,22 @@ pub(crate) fn poll_until(timeout: Duration, mut condition: impl FnMut() -> bool)
 
 #[cfg(test)]
 mod tests {
-    use super::deepened;
+    use super::{deepened, parse_udp_out_datagrams};
     use crate::qos::{EndpointQos, History, ResourceLimits, KEEP_ALL_MAX_SAMPLES};
+
+    #[test]
+    fn udp_datagrams_sent_is_the_out_datagrams_column() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\n\
+                    Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors\n\
+                    Udp: 1200 3 0 987 0\n\
+                    UdpLite: InDatagrams NoPorts InErrors OutDatagrams\nUdpLite: 0 0 0 0\n";
+        assert_eq!(parse_udp_out_datagrams(snmp), Some(987));
+        assert_eq!(parse_udp_out_datagrams("Ip: a\nIp: 1\n"), None);
+        assert!(
+            super::udp_datagrams_sent().is_some(),
+            "Linux has /proc/net/snmp"
+        );
+    }
 
     #[test]
     fn a_deep_reader_keeps_at_least_its_depth_and_never_less_than_its_profile() {
