@@ -34,7 +34,7 @@ use crate::{
       HEARTBEAT_PERIOD_FAST, HEARTBEAT_PERIOD_SLOW, HEARTBEAT_SUBMESSAGE_SERIALIZED_SIZE,
       NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES, REPAIR_FRAGS_ROUND_BYTES,
       REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN, TAIL_HEARTBEATS_PER_SILENCE,
-      STOPPED_READER_PATIENCE, TAIL_HEARTBEAT_DELAY,
+      STOPPED_READER_PATIENCE, TAIL_HEARTBEAT_DELAY, TAIL_HEARTBEAT_MAX_DELAY,
     },
     fast_push::{FastPushState, FastRoute, ReliablePush},
     outbound::{SocketId, TrafficClass},
@@ -297,6 +297,9 @@ pub(crate) struct Writer {
   tail_heartbeat_scheduled: bool,
   last_push_at: std::time::Instant,
   tail_heartbeats_sent: u32,
+  // convoy change 37: the writer's usual time between pushes (a running
+  // average), which the tail HEARTBEAT waits out before asking.
+  push_interval: std::time::Duration,
   // convoy change 9: datagram cap and fragment size from the participant.
   datagram_cap: usize,
   fragment_size: usize,
@@ -420,6 +423,7 @@ impl Writer {
       tail_heartbeat_scheduled: false,
       last_push_at: std::time::Instant::now(),
       tail_heartbeats_sent: 0,
+      push_interval: std::time::Duration::ZERO,
       datagram_cap: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
       max_unacked_bytes: None,
@@ -602,7 +606,22 @@ impl Writer {
   fn handle_timed_event_now(&mut self, event: TimedEvent) {
     match event {
       TimedEvent::Heartbeat => {
-        let readers_behind = self.handle_heartbeat_tick(false);
+        // convoy change 37: a user writer that pushed within the fast period
+        // needs no periodic HEARTBEAT: its samples carry theirs (every fourth
+        // asks for an answer, and a reader missing something answers any), and
+        // the tail HEARTBEAT asks once it falls silent. Readers are behind by
+        // the samples not asked about yet nearly all the time, so a writer
+        // pushing every 100 ms drew a HEARTBEAT and every reader's answer per
+        // sample.
+        let pushing = self.my_guid.entity_id.kind().is_user_defined()
+          && self.heartbeat_period_fast.is_some_and(|fast| {
+            self.last_push_at.elapsed() < std::time::Duration::from(fast)
+          });
+        let readers_behind = if pushing {
+          true
+        } else {
+          self.handle_heartbeat_tick(false)
+        };
         // ^^ false = This is automatic heartbeat by timer, not manual by application
         // call.
         // Adaptive period: reschedule sooner (fast) while some reader still has
@@ -1118,15 +1137,37 @@ impl Writer {
   /// then nothing until the next frame, which waits for that state) was only
   /// repaired at the next periodic HEARTBEAT, up to a second later.
   fn pushed_reliably(&mut self) {
+    self.pushed_reliably_at(std::time::Instant::now());
+  }
+
+  fn pushed_reliably_at(&mut self, at: std::time::Instant) {
     if !self.is_reliable() || !self.my_guid.entity_id.kind().is_user_defined() {
       return;
     }
-    self.last_push_at = std::time::Instant::now();
+    let interval = at.saturating_duration_since(self.last_push_at);
+    if interval < TAIL_HEARTBEAT_MAX_DELAY {
+      self.push_interval = if self.push_interval.is_zero() {
+        interval
+      } else {
+        (self.push_interval * 3 + interval) / 4
+      };
+    }
+    self.last_push_at = at;
     self.tail_heartbeats_sent = 0;
     if !self.tail_heartbeat_scheduled {
       self.tail_heartbeat_scheduled = true;
-      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY, TimedEvent::TailHeartbeat);
+      self.schedule_timed_event(self.tail_delay(), TimedEvent::TailHeartbeat);
     }
+  }
+
+  /// convoy change 37: how long a silence must last before the tail HEARTBEAT
+  /// asks: 50 ms, or one and a half of the writer's usual interval when that is
+  /// longer (up to 500 ms). A lockstep agent writes its state once a frame; when
+  /// frames took longer than 50 ms (32 agents on 2 cores), every state writer
+  /// asked every reader every frame, and the answers slowed the frames further.
+  /// The next sample's own HEARTBEAT reveals a loss just as well.
+  fn tail_delay(&self) -> std::time::Duration {
+    (self.push_interval * 3 / 2).clamp(TAIL_HEARTBEAT_DELAY, TAIL_HEARTBEAT_MAX_DELAY)
   }
 
   /// convoy change 32: once the writer has been silent for half the delay, a
@@ -1136,9 +1177,10 @@ impl Writer {
   /// sends none: its samples' own HEARTBEATs reveal any gap.
   fn tail_heartbeat(&mut self) {
     let silent = self.last_push_at.elapsed();
-    if silent < TAIL_HEARTBEAT_DELAY / 2 {
+    let delay = self.tail_delay();
+    if silent < delay / 2 {
       self.tail_heartbeat_scheduled = true;
-      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY - silent, TimedEvent::TailHeartbeat);
+      self.schedule_timed_event(delay - silent, TimedEvent::TailHeartbeat);
       return;
     }
     if self.tail_heartbeats_sent >= TAIL_HEARTBEATS_PER_SILENCE {
@@ -1147,7 +1189,7 @@ impl Writer {
     if self.handle_heartbeat_tick(false) {
       self.tail_heartbeats_sent += 1;
       self.tail_heartbeat_scheduled = true;
-      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY, TimedEvent::TailHeartbeat);
+      self.schedule_timed_event(delay, TimedEvent::TailHeartbeat);
     }
   }
 
@@ -1382,11 +1424,20 @@ impl Writer {
           }
         }
       } else {
-        // Normal case
+        // convoy change 37: only to the readers that lack something. Each reader
+        // that gets it must answer, and one that has everything answers with
+        // nothing new: with 32 agents exchanging states the periodic and tail
+        // HEARTBEATs of every state writer went to all 32 readers while one was
+        // behind, and the answers were most of the traffic (48,000 datagrams a
+        // lockstep frame). A reader of the same participant as one behind still
+        // gets it (one datagram per destination) and answers, as before.
         self.send_control_to_readers(
           DeliveryMode::Multicast,
           hb_message,
-          &mut self.readers.values(),
+          &mut self
+            .readers
+            .values()
+            .filter(|rp| last_change >= rp.all_acked_before),
         );
       }
       true
@@ -2725,10 +2776,7 @@ impl Writer {
       return;
     }
     self.last_sent = state.last_sent;
-    self.pushed_reliably();
-    if let Some(at) = state.last_push_at {
-      self.last_push_at = at;
-    }
+    self.pushed_reliably_at(state.last_push_at.unwrap_or_else(std::time::Instant::now));
   }
 
   fn publish_fast_state(&self, state: &mut FastPushState) {
@@ -3834,6 +3882,35 @@ mod tests {
       f.writer.handle_timed_event(TimedEvent::TailHeartbeat);
       assert_eq!(heartbeats_sent(&f), before);
       assert_eq!(tail_events(&f, TAIL_HEARTBEAT_DELAY * 2), 0);
+    }
+
+    // convoy change 37
+    #[test]
+    fn the_tail_heartbeat_waits_out_the_writers_usual_interval() {
+      let mut f = Fixture::user(1, 8, None);
+      let t0 = f.writer.last_push_at;
+      // Fast pushes: the 50 ms floor.
+      f.writer.pushed_reliably_at(t0 + StdDuration::from_millis(2));
+      assert_eq!(f.writer.tail_delay(), TAIL_HEARTBEAT_DELAY);
+      // A frame every 200 ms (a slow lockstep): one and a half of it.
+      let mut at = t0 + StdDuration::from_millis(2);
+      for _ in 0..20 {
+        at += StdDuration::from_millis(200);
+        f.writer.pushed_reliably_at(at);
+      }
+      let delay = f.writer.tail_delay();
+      assert!(
+        delay > StdDuration::from_millis(280) && delay <= StdDuration::from_millis(300),
+        "{delay:?}"
+      );
+      // A pause longer than the cap does not count as an interval; the cap holds.
+      f.writer.pushed_reliably_at(at + StdDuration::from_secs(5));
+      assert_eq!(f.writer.tail_delay(), delay);
+      for _ in 0..20 {
+        at += StdDuration::from_millis(450);
+        f.writer.pushed_reliably_at(at + StdDuration::from_secs(5));
+      }
+      assert_eq!(f.writer.tail_delay(), TAIL_HEARTBEAT_MAX_DELAY);
     }
 
     // While the reader's send socket has queued control datagrams, a round
