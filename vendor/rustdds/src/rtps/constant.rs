@@ -67,13 +67,13 @@ pub const TAIL_HEARTBEATS_PER_SILENCE: u32 = 4;
 // usual interval between pushes when that is longer than the delay above, up to
 // this.
 pub const TAIL_HEARTBEAT_MAX_DELAY: std::time::Duration = std::time::Duration::from_millis(500);
-// convoy change 36: a reader that lacks a pushed sample and has not sent an
-// ACKNACK for this long no longer holds back a KEEP_LAST writer. Below the tail
-// HEARTBEAT's 50 ms (above), which re-examines the readers: a write that waits
-// on a stopped reader goes on within ~50 ms, inside the 100 ms max_blocking_time
-// of convoy's profiles. A live reader that was merely not asked loses nothing
-// by it: it is back in as soon as it answers, and the History depth is kept.
-pub const STOPPED_READER_PATIENCE: std::time::Duration = std::time::Duration::from_millis(40);
+// convoy change 36: a reader that lacks a pushed sample and has sent no
+// ACKNACK or NACK_FRAG for this long no longer holds back a KEEP_LAST writer.
+// A live reader is asked at least every 50 ms while it lacks something (the
+// tail HEARTBEAT, and every fourth or fragmented sample), and answers in a few
+// milliseconds; at 40 ms, a live reader of 4 MB images over a lossy link on a
+// loaded machine was taken for stopped now and then, and lost samples.
+pub const STOPPED_READER_PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
 pub const HEARTBEAT_PERIOD_FAST: crate::structure::duration::Duration =
   crate::structure::duration::Duration::from_millis(100);
 

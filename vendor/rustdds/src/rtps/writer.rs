@@ -131,6 +131,9 @@ pub(crate) enum TimedEvent {
   /// convoy change 32: the writer fell silent after a push; ask readers that
   /// have not acknowledged it whether they have it.
   TailHeartbeat,
+  /// convoy change 36: the application waits for room in the window; look
+  /// for readers that stopped answering.
+  StoppedReaderCheck,
 }
 
 // This is used to construct an actual Writer.
@@ -300,6 +303,8 @@ pub(crate) struct Writer {
   // convoy change 37: the writer's usual time between pushes (a running
   // average), which the tail HEARTBEAT waits out before asking.
   push_interval: std::time::Duration,
+  // convoy change 36: a StoppedReaderCheck is armed.
+  stopped_reader_check_scheduled: bool,
   // convoy change 9: datagram cap and fragment size from the participant.
   datagram_cap: usize,
   fragment_size: usize,
@@ -424,6 +429,7 @@ impl Writer {
       last_push_at: std::time::Instant::now(),
       tail_heartbeats_sent: 0,
       push_interval: std::time::Duration::ZERO,
+      stopped_reader_check_scheduled: false,
       datagram_cap: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
       max_unacked_bytes: None,
@@ -693,6 +699,11 @@ impl Writer {
         self.tail_heartbeat_scheduled = false;
         self.tail_heartbeat();
       }
+      TimedEvent::StoppedReaderCheck => {
+        self.stopped_reader_check_scheduled = false;
+        self.refresh_acked_frontier();
+        self.watch_waiting_admission(STOPPED_READER_PATIENCE / 4);
+      }
     } // match
   } // fn
 
@@ -928,6 +939,7 @@ impl Writer {
   }
 
   fn process_pending_now(&mut self) {
+    self.watch_waiting_admission(STOPPED_READER_PATIENCE);
     self.process_pending_samples();
     // convoy change 20: someone waits for acknowledgements (`wait_for_acknowledgments`):
     // ask the readers now instead of at the next periodic heartbeat (piggybacked heartbeats
@@ -1655,6 +1667,8 @@ impl Writer {
           return;
         }
         reader_proxy.last_nackfrag_count = Some(nackfrag.count);
+        // convoy change 36: a reader asking for fragments is answering.
+        reader_proxy.heard_from_at = std::time::Instant::now();
         if reader_proxy.get_pending_gap().contains(&nackfrag.writer_sn) {
           // convoy change 26: a sample we announce to this reader as a GAP is not
           // repaired for it (it holds only fragments sent before it matched).
@@ -1713,6 +1727,21 @@ impl Writer {
   /// a slow but live reader still slows the writer instead of losing samples.
   /// The kept history (the History depth) is still repaired to a reader that
   /// comes back; older samples it missed are GAPs.
+  /// convoy change 36: while the application waits for room in a KEEP_LAST
+  /// window, look again `after` for readers that stopped answering (a writer
+  /// blocked on them pushes nothing, so no HEARTBEAT would come soon).
+  fn watch_waiting_admission(&mut self, after: std::time::Duration) {
+    if self.stopped_reader_check_scheduled
+      || !self.send_buffer.admission_waiting()
+      || !matches!(self.qos_policies.history, Some(History::KeepLast { .. }))
+      || !self.my_guid.entity_id.kind().is_user_defined()
+    {
+      return;
+    }
+    self.stopped_reader_check_scheduled = true;
+    self.schedule_timed_event(after, TimedEvent::StoppedReaderCheck);
+  }
+
   fn stopped_reader(&self, reader: &RtpsReaderProxy, now: std::time::Instant) -> bool {
     matches!(self.qos_policies.history, Some(History::KeepLast { .. }))
       && self.my_guid.entity_id.kind().is_user_defined()

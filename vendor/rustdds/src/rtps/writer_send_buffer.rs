@@ -104,6 +104,8 @@ struct Shared {
   ack_requested: std::sync::atomic::AtomicBool,
   // convoy change 35: what the application thread may push itself.
   fast_push: Arc<FastPush>,
+  // convoy change 36: a producer waits for room in the window.
+  admission_waiting: std::sync::atomic::AtomicBool,
 }
 
 /// A shared, flow-controlled buffer of samples between a `DataWriter`
@@ -157,6 +159,7 @@ impl WriterSendBuffer {
         replaces_unacked: false,
         ack_requested: std::sync::atomic::AtomicBool::new(false),
         fast_push: Arc::new(FastPush::new()),
+        admission_waiting: std::sync::atomic::AtomicBool::new(false),
       }),
     }
   }
@@ -260,6 +263,44 @@ impl WriterSendBuffer {
   /// stored and its sequence number returned. Built-in / best-effort writers
   /// always admit immediately.
   pub fn admit_blocking(
+    &self,
+    write_options: WriteOptions,
+    data: DDSData,
+    timeout: Option<StdDuration>,
+  ) -> Admission {
+    self.admit_blocking_telling(write_options, data, timeout, &|| ())
+  }
+
+  /// As `admit_blocking`; `on_wait` runs (once, without the lock) when the
+  /// sample has to wait for room, and `admission_waiting` says so meanwhile
+  /// (convoy change 36: the Writer then checks for readers that stopped
+  /// answering without waiting for its next HEARTBEAT).
+  pub fn admit_blocking_telling(
+    &self,
+    write_options: WriteOptions,
+    data: DDSData,
+    timeout: Option<StdDuration>,
+    on_wait: &dyn Fn(),
+  ) -> Admission {
+    let shared = &*self.shared;
+    if !Self::has_room(shared, &shared.inner.lock().unwrap(), true) {
+      shared.admission_waiting.store(true, std::sync::atomic::Ordering::SeqCst);
+      on_wait();
+    }
+    let admission = self.admit_blocking_inner(write_options, data, timeout);
+    shared.admission_waiting.store(false, std::sync::atomic::Ordering::SeqCst);
+    admission
+  }
+
+  /// convoy change 36: a producer is waiting for room.
+  pub fn admission_waiting(&self) -> bool {
+    self
+      .shared
+      .admission_waiting
+      .load(std::sync::atomic::Ordering::SeqCst)
+  }
+
+  fn admit_blocking_inner(
     &self,
     write_options: WriteOptions,
     data: DDSData,

@@ -401,7 +401,7 @@ where
     let timeout = self.qos().reliable_max_blocking_time().map(|d| d.to_std());
     match self
       .send_buffer
-      .admit_blocking(write_options, ddsdata, timeout)
+      .admit_blocking_telling(write_options, ddsdata, timeout, &|| self.ring_doorbell())
     {
       Admission::Admitted(sequence_number) => {
         self.push_admitted(sequence_number);
