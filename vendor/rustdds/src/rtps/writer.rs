@@ -3608,7 +3608,8 @@ mod tests {
                 TimedEvent::Heartbeat
                 | TimedEvent::CacheCleaning
                 | TimedEvent::ResumePush
-                | TimedEvent::TailHeartbeat => None,
+                | TimedEvent::TailHeartbeat
+                | TimedEvent::StoppedReaderCheck => None,
               };
               if to_reader == Some(self.reader_guid) {
                 found.push(event);
