@@ -63,10 +63,6 @@ pub const HEARTBEAT_PERIOD_SLOW: crate::structure::duration::Duration =
 // 16 agents exchanging states peer to peer ran 33 frames/s instead of 55.
 pub const TAIL_HEARTBEAT_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
 pub const TAIL_HEARTBEATS_PER_SILENCE: u32 = 4;
-// convoy change 37: the tail HEARTBEAT waits out one and a half of the writer's
-// usual interval between pushes when that is longer than the delay above, up to
-// this.
-pub const TAIL_HEARTBEAT_MAX_DELAY: std::time::Duration = std::time::Duration::from_millis(500);
 // convoy change 36: a reader that lacks a pushed sample and has sent no
 // ACKNACK or NACK_FRAG for this long no longer holds back a KEEP_LAST writer.
 // A live reader is asked at least every 50 ms while it lacks something (the

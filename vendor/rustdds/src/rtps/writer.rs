@@ -34,7 +34,7 @@ use crate::{
       HEARTBEAT_PERIOD_FAST, HEARTBEAT_PERIOD_SLOW, HEARTBEAT_SUBMESSAGE_SERIALIZED_SIZE,
       NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES, REPAIR_FRAGS_ROUND_BYTES,
       REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN, TAIL_HEARTBEATS_PER_SILENCE,
-      STOPPED_READER_PATIENCE, TAIL_HEARTBEAT_DELAY, TAIL_HEARTBEAT_MAX_DELAY,
+      STOPPED_READER_PATIENCE, TAIL_HEARTBEAT_DELAY,
     },
     fast_push::{FastPushState, FastRoute, ReliablePush},
     outbound::{SocketId, TrafficClass},
@@ -300,9 +300,6 @@ pub(crate) struct Writer {
   tail_heartbeat_scheduled: bool,
   last_push_at: std::time::Instant,
   tail_heartbeats_sent: u32,
-  // convoy change 37: the writer's usual time between pushes (a running
-  // average), which the tail HEARTBEAT waits out before asking.
-  push_interval: std::time::Duration,
   // convoy change 36: a StoppedReaderCheck is armed.
   stopped_reader_check_scheduled: bool,
   // convoy change 9: datagram cap and fragment size from the participant.
@@ -428,7 +425,6 @@ impl Writer {
       tail_heartbeat_scheduled: false,
       last_push_at: std::time::Instant::now(),
       tail_heartbeats_sent: 0,
-      push_interval: std::time::Duration::ZERO,
       stopped_reader_check_scheduled: false,
       datagram_cap: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
@@ -1156,30 +1152,12 @@ impl Writer {
     if !self.is_reliable() || !self.my_guid.entity_id.kind().is_user_defined() {
       return;
     }
-    let interval = at.saturating_duration_since(self.last_push_at);
-    if interval < TAIL_HEARTBEAT_MAX_DELAY {
-      self.push_interval = if self.push_interval.is_zero() {
-        interval
-      } else {
-        (self.push_interval * 3 + interval) / 4
-      };
-    }
     self.last_push_at = at;
     self.tail_heartbeats_sent = 0;
     if !self.tail_heartbeat_scheduled {
       self.tail_heartbeat_scheduled = true;
-      self.schedule_timed_event(self.tail_delay(), TimedEvent::TailHeartbeat);
+      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY, TimedEvent::TailHeartbeat);
     }
-  }
-
-  /// convoy change 37: how long a silence must last before the tail HEARTBEAT
-  /// asks: 50 ms, or one and a half of the writer's usual interval when that is
-  /// longer (up to 500 ms). A lockstep agent writes its state once a frame; when
-  /// frames took longer than 50 ms (32 agents on 2 cores), every state writer
-  /// asked every reader every frame, and the answers slowed the frames further.
-  /// The next sample's own HEARTBEAT reveals a loss just as well.
-  fn tail_delay(&self) -> std::time::Duration {
-    (self.push_interval * 3 / 2).clamp(TAIL_HEARTBEAT_DELAY, TAIL_HEARTBEAT_MAX_DELAY)
   }
 
   /// convoy change 32: once the writer has been silent for half the delay, a
@@ -1189,7 +1167,7 @@ impl Writer {
   /// sends none: its samples' own HEARTBEATs reveal any gap.
   fn tail_heartbeat(&mut self) {
     let silent = self.last_push_at.elapsed();
-    let delay = self.tail_delay();
+    let delay = TAIL_HEARTBEAT_DELAY;
     if silent < delay / 2 {
       self.tail_heartbeat_scheduled = true;
       self.schedule_timed_event(delay - silent, TimedEvent::TailHeartbeat);
@@ -3912,35 +3890,6 @@ mod tests {
       f.writer.handle_timed_event(TimedEvent::TailHeartbeat);
       assert_eq!(heartbeats_sent(&f), before);
       assert_eq!(tail_events(&f, TAIL_HEARTBEAT_DELAY * 2), 0);
-    }
-
-    // convoy change 37
-    #[test]
-    fn the_tail_heartbeat_waits_out_the_writers_usual_interval() {
-      let mut f = Fixture::user(1, 8, None);
-      let t0 = f.writer.last_push_at;
-      // Fast pushes: the 50 ms floor.
-      f.writer.pushed_reliably_at(t0 + StdDuration::from_millis(2));
-      assert_eq!(f.writer.tail_delay(), TAIL_HEARTBEAT_DELAY);
-      // A frame every 200 ms (a slow lockstep): one and a half of it.
-      let mut at = t0 + StdDuration::from_millis(2);
-      for _ in 0..20 {
-        at += StdDuration::from_millis(200);
-        f.writer.pushed_reliably_at(at);
-      }
-      let delay = f.writer.tail_delay();
-      assert!(
-        delay > StdDuration::from_millis(280) && delay <= StdDuration::from_millis(300),
-        "{delay:?}"
-      );
-      // A pause longer than the cap does not count as an interval; the cap holds.
-      f.writer.pushed_reliably_at(at + StdDuration::from_secs(5));
-      assert_eq!(f.writer.tail_delay(), delay);
-      for _ in 0..20 {
-        at += StdDuration::from_millis(450);
-        f.writer.pushed_reliably_at(at + StdDuration::from_secs(5));
-      }
-      assert_eq!(f.writer.tail_delay(), TAIL_HEARTBEAT_MAX_DELAY);
     }
 
     // While the reader's send socket has queued control datagrams, a round
