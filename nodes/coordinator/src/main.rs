@@ -81,7 +81,7 @@ fn main() -> ExitCode {
         if args.result_line {
             println!(
                 "RESULT frames={} seconds={:.6} fps={:.3} barrier_p50_us={:.1} barrier_p99_us={:.1} \
-                 datagrams_sent={}",
+                 datagrams_sent={} left={}",
                 summary.frames,
                 summary.wall.as_secs_f64(),
                 summary.frames_per_second(),
@@ -89,7 +89,8 @@ fn main() -> ExitCode {
                 p99,
                 summary
                     .datagrams_sent
-                    .map_or_else(|| "unknown".to_string(), |d| d.to_string())
+                    .map_or_else(|| "unknown".to_string(), |d| d.to_string()),
+                summary.members_left.len()
             );
         }
         Ok(())
