@@ -58,6 +58,17 @@ const TOPICS: [&str; 4] = [
 /// timeout only bounds a run that never gets there.
 const PROBE: &str = "--count 100000 --until-clock 5500000000 --timeout 150";
 
+/// How many messages the probe printed per topic (for failure messages).
+fn per_topic(out: &[Value]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for line in out {
+        if let Some(topic) = line["msg"].as_str() {
+            *counts.entry(topic.to_string()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
 /// What the probe printed of `topic`, by stamp.
 fn by_stamp(out: &[Value], topic: &str) -> BTreeMap<i64, Value> {
     messages(out, topic)
@@ -123,9 +134,11 @@ fn the_bridge_fed_by_a_replay_serves_what_it_served_live() {
         let common: Vec<&i64> = a.keys().filter(|s| b.contains_key(s)).collect();
         assert!(
             common.len() >= 20,
-            "{topic}: live {:?}, replayed {:?}",
+            "{topic}: live {:?}, replayed {:?}; messages per topic live {:?}, replayed {:?}",
             a.keys().collect::<Vec<_>>(),
-            b.keys().collect::<Vec<_>>()
+            b.keys().collect::<Vec<_>>(),
+            per_topic(&live),
+            per_topic(&replayed)
         );
         for stamp in common {
             assert_eq!(a[stamp], b[stamp], "{topic} at {stamp} ns");
