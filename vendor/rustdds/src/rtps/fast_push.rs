@@ -44,8 +44,9 @@ use crate::{
 pub(crate) struct FastRoute {
   /// A handle on the participant's unicast send socket.
   pub socket: Arc<UdpSocket>,
-  /// One datagram goes to each (the matched readers' routes, deduplicated).
-  pub destinations: Vec<SocketAddr>,
+  /// One datagram goes to each (the matched readers' routes, deduplicated);
+  /// shared with the Writer, which rebuilds the route after every action.
+  pub destinations: Arc<[SocketAddr]>,
   /// Largest serialized payload that goes this way (one datagram, unpaced).
   pub max_payload: usize,
   pub writer_guid: GUID,
@@ -268,7 +269,7 @@ mod tests {
       .unwrap();
     let route = FastRoute {
       socket: Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap()),
-      destinations: vec![reader.local_addr().unwrap()],
+      destinations: vec![reader.local_addr().unwrap()].into(),
       max_payload: 1000,
       writer_guid: guid,
       reliable: Some(ReliablePush {

@@ -312,7 +312,7 @@ pub(crate) struct Writer {
   // convoy change 35: where a push from the application thread goes (one
   // datagram per destination), None while some matched reader cannot be
   // reached that way; and the socket it goes out of.
-  fast_destinations: Option<Vec<SocketAddr>>,
+  fast_destinations: Option<Arc<[SocketAddr]>>,
   fast_socket: Arc<UdpSocket>,
   // Inside `synced_with_fast_push` (which holds the lock and publishes the
   // route when the action ends).
@@ -1167,10 +1167,9 @@ impl Writer {
   /// sends none: its samples' own HEARTBEATs reveal any gap.
   fn tail_heartbeat(&mut self) {
     let silent = self.last_push_at.elapsed();
-    let delay = TAIL_HEARTBEAT_DELAY;
-    if silent < delay / 2 {
+    if silent < TAIL_HEARTBEAT_DELAY / 2 {
       self.tail_heartbeat_scheduled = true;
-      self.schedule_timed_event(delay - silent, TimedEvent::TailHeartbeat);
+      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY - silent, TimedEvent::TailHeartbeat);
       return;
     }
     if self.tail_heartbeats_sent >= TAIL_HEARTBEATS_PER_SILENCE {
@@ -1179,7 +1178,7 @@ impl Writer {
     if self.handle_heartbeat_tick(false) {
       self.tail_heartbeats_sent += 1;
       self.tail_heartbeat_scheduled = true;
-      self.schedule_timed_event(delay, TimedEvent::TailHeartbeat);
+      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY, TimedEvent::TailHeartbeat);
     }
   }
 
@@ -1696,6 +1695,20 @@ impl Writer {
     self.send_buffer.set_acked_frontier(frontier);
   }
 
+  /// convoy change 36: while the application waits for room in a KEEP_LAST
+  /// window, look again `after` for readers that stopped answering (a writer
+  /// blocked on them pushes nothing, so no HEARTBEAT would come soon).
+  fn watch_waiting_admission(&mut self, after: std::time::Duration) {
+    if self.stopped_reader_check_scheduled
+      || !self.send_buffer.admission_waiting()
+      || !self.passes_stopped_readers()
+    {
+      return;
+    }
+    self.stopped_reader_check_scheduled = true;
+    self.schedule_timed_event(after, TimedEvent::StoppedReaderCheck);
+  }
+
   /// convoy change 36: a reader of this KEEP_LAST writer that has stopped
   /// answering (`RtpsReaderProxy::stopped_answering`) holds back neither
   /// admission nor the push (change 14's window): KEEP_LAST promises a writer
@@ -1705,25 +1718,16 @@ impl Writer {
   /// a slow but live reader still slows the writer instead of losing samples.
   /// The kept history (the History depth) is still repaired to a reader that
   /// comes back; older samples it missed are GAPs.
-  /// convoy change 36: while the application waits for room in a KEEP_LAST
-  /// window, look again `after` for readers that stopped answering (a writer
-  /// blocked on them pushes nothing, so no HEARTBEAT would come soon).
-  fn watch_waiting_admission(&mut self, after: std::time::Duration) {
-    if self.stopped_reader_check_scheduled
-      || !self.send_buffer.admission_waiting()
-      || !matches!(self.qos_policies.history, Some(History::KeepLast { .. }))
-      || !self.my_guid.entity_id.kind().is_user_defined()
-    {
-      return;
-    }
-    self.stopped_reader_check_scheduled = true;
-    self.schedule_timed_event(after, TimedEvent::StoppedReaderCheck);
+  fn stopped_reader(&self, reader: &RtpsReaderProxy, now: std::time::Instant) -> bool {
+    self.passes_stopped_readers()
+      && reader.stopped_answering(self.last_sent, now, STOPPED_READER_PATIENCE)
   }
 
-  fn stopped_reader(&self, reader: &RtpsReaderProxy, now: std::time::Instant) -> bool {
+  /// convoy change 36: user KEEP_LAST writers go on without readers that
+  /// stopped answering; KEEP_ALL and built-in writers wait for every reader.
+  fn passes_stopped_readers(&self) -> bool {
     matches!(self.qos_policies.history, Some(History::KeepLast { .. }))
       && self.my_guid.entity_id.kind().is_user_defined()
-      && reader.stopped_answering(self.last_sent, now, STOPPED_READER_PATIENCE)
   }
 
   // Send out missing data
@@ -2199,10 +2203,7 @@ impl Writer {
     if fragmented {
       return true;
     }
-    let window = match self.qos_policies.history {
-      Some(History::KeepLast { depth }) => i64::from(depth.max(1)),
-      _ => 16,
-    };
+    let window = self.piggyback_window();
     let oldest_unacked = self
       .readers
       .values()
@@ -2211,6 +2212,15 @@ impl Writer {
       .unwrap_or(sn);
     let unacked = i64::from(sn) - i64::from(oldest_unacked) + 1;
     unacked * 2 >= window || i64::from(sn) % 4 == 0
+  }
+
+  /// change 17: the samples a piggybacked HEARTBEAT counts against: half of
+  /// them unacknowledged and it asks for an answer. The History depth, or 16.
+  fn piggyback_window(&self) -> i64 {
+    match self.qos_policies.history {
+      Some(History::KeepLast { depth }) => i64::from(depth.max(1)),
+      _ => 16,
+    }
   }
 
   // convoy change 11: the last sequence number a HEARTBEAT announces. A push
@@ -2694,7 +2704,7 @@ impl Writer {
   /// reader, if each reader has exactly one known unicast route (what
   /// `send_message_to_readers` would send to), none is in this participant
   /// and nothing else is special about this writer.
-  fn compute_fast_destinations(&self) -> Option<Vec<SocketAddr>> {
+  fn compute_fast_destinations(&self) -> Option<Arc<[SocketAddr]>> {
     if !self.application_thread_push
       || !self.push_mode
       || self.like_stateless
@@ -2722,7 +2732,7 @@ impl Writer {
         destinations.push(addr);
       }
     }
-    Some(destinations)
+    Some(destinations.into())
   }
 
   /// convoy change 35: what the application thread may push now, if anything.
@@ -2744,10 +2754,7 @@ impl Writer {
       return None;
     }
     let reliable = self.is_reliable().then(|| ReliablePush {
-      window: match self.qos_policies.history {
-        Some(History::KeepLast { depth }) => i64::from(depth.max(1)),
-        _ => 16,
-      },
+      window: self.piggyback_window(),
       max_unacked: self.max_unacked_bytes.map_or(i64::MAX, |limit| {
         i64::try_from(limit / max_payload)
           .unwrap_or(i64::MAX)
@@ -2756,7 +2763,7 @@ impl Writer {
     });
     Some(FastRoute {
       socket: Arc::clone(&self.fast_socket),
-      destinations: destinations.clone(),
+      destinations: Arc::clone(destinations),
       max_payload,
       writer_guid: self.my_guid,
       reliable,
