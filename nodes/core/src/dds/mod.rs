@@ -31,7 +31,7 @@ use crate::topics::{Topic, TopicClass};
 
 use endpoint::{Endpoint, Side};
 pub use publisher::{PublishError, Publisher};
-pub use subscriber::{ReaderStats, Received, SampleStream, Subscriber};
+pub use subscriber::{Listening, ReaderStats, Received, SampleStream, Subscriber};
 pub use transport::{TransportError, TransportSettings};
 pub use waitset::{ReaderToken, WaitSet};
 

@@ -252,6 +252,39 @@ impl<M: Message> Subscriber<M> {
         SampleStream { rx, stats, topic }
     }
 
+    /// Hands every sample to `on_sample` in the DDS receive thread, the moment it arrives
+    /// (DDS's `on_data_available` listener): no reader thread and no wake-up between the
+    /// socket and the application, which a reply written from `on_sample` saves twice per
+    /// round trip. `on_sample` must be quick and must not block: it runs where every other
+    /// reader and writer of this node's participant is served, and a reliable write from it
+    /// that finds the send window full fails at once. Stats, LIFESPAN, deadlines and the time
+    /// filter apply as in [`Subscriber::take`]. The listener is removed when the returned
+    /// handle drops.
+    pub fn into_listener<F>(self, on_sample: F) -> Listening<M>
+    where
+        F: FnMut(Received<M>) + Send + 'static,
+    {
+        let stats = self.stats();
+        let shared = Arc::new(std::sync::Mutex::new(ListenerState {
+            subscriber: self,
+            on_sample: Box::new(on_sample),
+        }));
+        let weak = Arc::downgrade(&shared);
+        let listener: rustdds::DataListener = Arc::new(move || {
+            if let Some(state) = weak.upgrade() {
+                if let Ok(mut state) = state.lock() {
+                    state.deliver();
+                }
+            }
+        });
+        if let Ok(mut state) = shared.lock() {
+            for_both!(&state.subscriber.reader, r => r.set_data_listener(Some(listener)));
+            // What arrived before the listener was set is not announced again.
+            state.deliver();
+        }
+        Listening { shared, stats }
+    }
+
     /// Counts samples skipped in each reliable writer's sequence (see [`ReaderStats::lost`]).
     fn count_gaps(&mut self, samples: &[(M, SampleInfo)]) {
         if !self.reliable {
@@ -365,6 +398,50 @@ impl<M: Message> Subscriber<M> {
         };
         let mut events = mio1::Events::with_capacity(4);
         poll.poll(&mut events, Some(timeout)).is_ok()
+    }
+}
+
+/// Samples a listener takes per round; it goes on until the reader is empty.
+const LISTENER_BATCH: usize = 256;
+
+struct ListenerState<M: Message> {
+    subscriber: Subscriber<M>,
+    on_sample: Box<dyn FnMut(Received<M>) + Send>,
+}
+
+impl<M: Message> ListenerState<M> {
+    fn deliver(&mut self) {
+        loop {
+            let batch = self.subscriber.take(LISTENER_BATCH);
+            let full = batch.len() == LISTENER_BATCH;
+            batch.into_iter().for_each(&mut self.on_sample);
+            if !full {
+                return;
+            }
+        }
+    }
+}
+
+/// A subscriber delivering to a listener; see [`Subscriber::into_listener`]. Dropping it
+/// removes the listener (and drops the reader).
+pub struct Listening<M: Message> {
+    shared: Arc<std::sync::Mutex<ListenerState<M>>>,
+    stats: Arc<ReaderStats>,
+}
+
+impl<M: Message> Listening<M> {
+    pub fn stats(&self) -> Arc<ReaderStats> {
+        Arc::clone(&self.stats)
+    }
+}
+
+impl<M: Message> Drop for Listening<M> {
+    fn drop(&mut self) {
+        // The listener holds only a weak reference, so this is the last owner; removing it
+        // first keeps the receive thread from running it while the reader goes away.
+        if let Ok(state) = self.shared.lock() {
+            for_both!(&state.subscriber.reader, r => r.set_data_listener(None));
+        }
     }
 }
 

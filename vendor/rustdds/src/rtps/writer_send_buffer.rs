@@ -313,6 +313,13 @@ impl WriterSendBuffer {
     // opted in via `best_effort_may_block`.
     let may_block = shared.reliable_writer || write_options.best_effort_may_block();
 
+    // convoy change 38: a reader's listener runs in the receive thread, which
+    // is the one that would process the acknowledgement it waits for.
+    let timeout = if crate::mio_source::in_listener() {
+      Some(StdDuration::ZERO)
+    } else {
+      timeout
+    };
     let deadline = timeout.map(|t| Instant::now() + t);
     loop {
       if Self::has_room(shared, &inner, may_block) {
@@ -641,6 +648,44 @@ mod tests {
     // The reader's first ACKNACK acknowledges seq 1.
     buf.set_acked_frontier(Some(SequenceNumber::new(2)));
     assert!(admit_now(&buf, WriteOptions::default())); // seq 2
+  }
+
+  // convoy change 38: a write from a reader's listener (the receive thread)
+  // that finds the window full fails at once instead of waiting for an
+  // acknowledgement only that thread could process.
+  #[test]
+  fn a_listener_write_with_the_window_full_fails_at_once() {
+    let buf = WriterSendBuffer::new(
+      GUID::GUID_UNKNOWN,
+      "t".to_string(),
+      true,
+      false,
+      true,
+      1,
+      1000,
+      1,
+    );
+    buf.set_acked_frontier(Some(SequenceNumber::zero()));
+    assert!(admit_now(&buf, WriteOptions::default()));
+    let (source, sender) = crate::mio_source::make_poll_channel().unwrap();
+    let waited = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let (buf2, waited2) = (buf.clone(), waited.clone());
+    source.set_listener(Some(std::sync::Arc::new(move || {
+      let started = Instant::now();
+      let admission = buf2.admit_blocking(
+        WriteOptions::default(),
+        sample(),
+        Some(StdDuration::from_secs(5)),
+      );
+      *waited2.lock().unwrap() = Some((
+        matches!(admission, Admission::WouldBlock),
+        started.elapsed(),
+      ));
+    })));
+    sender.send();
+    let (would_block, took) = waited.lock().unwrap().take().expect("listener ran");
+    assert!(would_block);
+    assert!(took < StdDuration::from_secs(1), "waited {took:?}");
   }
 
   // convoy change 22: a replacing KEEP_LAST writer admits every write with its

@@ -71,6 +71,14 @@ where
       keyed_datareader: keyed,
     }
   }
+
+  /// convoy change 38: see the keyed `DataReader::set_data_listener`.
+  pub fn set_data_listener(&self, listener: Option<crate::DataListener>) {
+    self
+      .keyed_datareader
+      .simple_data_reader_ref()
+      .set_data_listener(listener);
+  }
 }
 
 impl<D: 'static, DA> DataReader<D, DA>

@@ -79,6 +79,10 @@ where
   D: Keyed,
   DA: DeserializerAdapter<D>,
 {
+  pub(crate) fn simple_data_reader_ref(&self) -> &SimpleDataReader<D, DA> {
+    &self.simple_data_reader
+  }
+
   pub(crate) fn from_simple_data_reader(simple_data_reader: SimpleDataReader<D, DA>) -> Self {
     let dsc = DataSampleCache::new(simple_data_reader.qos().clone());
 
@@ -108,6 +112,14 @@ where
 
   fn drain_read_notifications(&self) {
     self.simple_data_reader.drain_read_notifications();
+  }
+
+  /// convoy change 38: runs `listener` in the participant's receive thread
+  /// each time data arrives for this reader; `None` removes it. It must not
+  /// block. Samples that arrived before it was set are not announced again:
+  /// take once after setting it.
+  pub fn set_data_listener(&self, listener: Option<crate::DataListener>) {
+    self.simple_data_reader.set_data_listener(listener);
   }
 
   fn select_keys_for_access(&self, read_condition: ReadCondition) -> Vec<(Timestamp, D::K)> {

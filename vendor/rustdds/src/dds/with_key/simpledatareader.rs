@@ -228,6 +228,15 @@ where
       event_source,
     })
   }
+  /// convoy change 38: runs `listener` in the participant's receive thread
+  /// each time data arrives for this reader (see
+  /// [`crate::mio_source::PollEventSource::set_listener`]); `None` removes it.
+  /// Samples that arrived before it was set are not announced again: take once
+  /// after setting it.
+  pub fn set_data_listener(&self, listener: Option<crate::DataListener>) {
+    self.event_source.set_listener(listener);
+  }
+
   pub(crate) fn set_waker(&self, w: Option<Waker>) {
     *self.data_reader_waker.lock().unwrap() = w;
   }
