@@ -306,14 +306,23 @@ fn bench_sensors_measures_every_kind_end_to_end_and_writes_csv() {
     run_ok(
         convoy_on(domain::CLI_BENCH_SENSORS)
             .args(["bench", "sensors", "--agents", "2", "--frames", "200"])
-            .args(["--sensor-nodes", "1", "--out"])
+            .args(["--camera", "64x48", "--sensor-nodes", "1", "--out"])
             .arg(&csv),
         BENCH_LIMIT,
     );
     let header = "sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms";
+    // Read by Python's csv module: the camera's config has a comma inside, which must stay in
+    // its one column (quoted) rather than shift the columns after it.
     let (text, rows) = read_csv(&csv, header);
     let kinds: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
-    assert_eq!(kinds, ["imu", "gnss", "odometry", "radar"], "{text}");
+    assert_eq!(
+        kinds,
+        ["camera", "imu", "gnss", "odometry", "radar"],
+        "{text}"
+    );
+    assert_eq!(rows[0][1], "64x48, 2 agents", "{text}");
+    assert!(text.contains("camera,\"64x48, 2 agents\",1,"), "{text}");
+    assert_eq!(rows[1][1], "2 agents @100 Hz", "{text}");
     for row in &rows {
         assert_eq!(row[2], "1", "{text}");
         let per_s: f64 = row[3].parse().expect("samples/s");

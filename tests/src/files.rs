@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::{profile_dir, repo_root};
+use crate::{profile_dir, repo_root, ros_python};
 
 /// A directory of the test's own under target/<profile>/test-launch.
 pub fn scratch_dir(name: &str) -> PathBuf {
@@ -206,15 +206,43 @@ impl Drop for Tmpfs {
 pub const LATENCY_CSV: &str =
     "size_bytes,qos_profile,round_trips,p50_us,p90_us,p99_us,max_us,msgs_per_s,lost";
 
-/// A CSV table a command under test wrote, whose first line must be `header`: its text (for
-/// failure messages) and its rows of fields.
+/// A CSV table a command under test wrote, read by Python's csv module (an RFC 4180 reader
+/// that is not convoy's, from the venv scripts/ros-venv.sh makes): its text (for failure
+/// messages) and its records after the header. The first record must be `header`'s column
+/// names, and every record must have as many fields: a field with an unquoted comma inside
+/// would shift the columns after it.
 pub fn read_csv(path: &Path, header: &str) -> (String, Vec<Vec<String>>) {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{} not written: {e}", path.display()));
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some(header), "{}:\n{text}", path.display());
-    let rows = lines
-        .map(|l| l.split(',').map(String::from).collect())
-        .collect();
+    let script = "import csv, json, sys\n\
+                  with open(sys.argv[1], newline='') as f:\n    \
+                  json.dump(list(csv.reader(f, strict=True)), sys.stdout)";
+    let out = std::process::Command::new(ros_python())
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("run Python's csv reader");
+    assert!(
+        out.status.success(),
+        "Python's csv module cannot read {}: {}\n{text}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut records: Vec<Vec<String>> =
+        serde_json::from_slice(&out.stdout).expect("the csv reader's JSON");
+    assert!(!records.is_empty(), "{}: empty", path.display());
+    let names: Vec<&str> = header.split(',').collect();
+    let rows = records.split_off(1);
+    assert_eq!(records[0], names, "{}:\n{text}", path.display());
+    for row in &rows {
+        assert_eq!(
+            row.len(),
+            names.len(),
+            "{}: a record of {} fields under a header of {}: {row:?}\n{text}",
+            path.display(),
+            row.len(),
+            names.len()
+        );
+    }
     (text, rows)
 }

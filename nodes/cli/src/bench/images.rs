@@ -68,26 +68,39 @@ pub struct ImagesResult {
 }
 
 impl ImagesResult {
-    pub const CSV_HEADER: &'static str =
-        "payload,bytes,reader,reliability,rate_hz,sent,received,whole,send_per_s,receive_per_s,p50_ms,p99_ms,max_ms";
+    pub const CSV_HEADER: &'static [&'static str] = &[
+        "payload",
+        "bytes",
+        "reader",
+        "reliability",
+        "rate_hz",
+        "sent",
+        "received",
+        "whole",
+        "send_per_s",
+        "receive_per_s",
+        "p50_ms",
+        "p99_ms",
+        "max_ms",
+    ];
 
-    fn csv(&self) -> String {
-        format!(
-            "{},{},{},{},{},{},{},{},{:.1},{:.1},{:.3},{:.3},{:.3}",
-            self.payload,
-            self.bytes,
-            self.reader,
-            self.reliability,
-            self.rate_hz,
-            self.sent,
-            self.received,
-            self.whole,
-            self.send_rate,
-            self.receive_rate,
-            self.p50_ms,
-            self.p99_ms,
-            self.max_ms
-        )
+    /// The result's CSV fields, in [`ImagesResult::CSV_HEADER`]'s order.
+    fn csv(&self) -> Vec<String> {
+        vec![
+            self.payload.clone(),
+            self.bytes.to_string(),
+            self.reader.clone(),
+            self.reliability.clone(),
+            self.rate_hz.to_string(),
+            self.sent.to_string(),
+            self.received.to_string(),
+            self.whole.to_string(),
+            format!("{:.1}", self.send_rate),
+            format!("{:.1}", self.receive_rate),
+            format!("{:.3}", self.p50_ms),
+            format!("{:.3}", self.p99_ms),
+            format!("{:.3}", self.max_ms),
+        ]
     }
 }
 

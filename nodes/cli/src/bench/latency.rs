@@ -48,23 +48,32 @@ pub struct LatencyRow {
     pub lost: u64,
 }
 
-pub const CSV_HEADER: &str =
-    "size_bytes,qos_profile,round_trips,p50_us,p90_us,p99_us,max_us,msgs_per_s,lost";
+pub const CSV_HEADER: &[&str] = &[
+    "size_bytes",
+    "qos_profile",
+    "round_trips",
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "max_us",
+    "msgs_per_s",
+    "lost",
+];
 
 impl LatencyRow {
-    pub fn csv(&self) -> String {
-        format!(
-            "{},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{}",
-            self.size_bytes,
-            self.qos_profile,
-            self.round_trips,
-            self.p50_us,
-            self.p90_us,
-            self.p99_us,
-            self.max_us,
-            self.msgs_per_s,
-            self.lost
-        )
+    /// The row's CSV fields, in [`CSV_HEADER`]'s order.
+    pub fn csv(&self) -> Vec<String> {
+        vec![
+            self.size_bytes.to_string(),
+            self.qos_profile.clone(),
+            self.round_trips.to_string(),
+            format!("{:.1}", self.p50_us),
+            format!("{:.1}", self.p90_us),
+            format!("{:.1}", self.p99_us),
+            format!("{:.1}", self.max_us),
+            format!("{:.1}", self.msgs_per_s),
+            self.lost.to_string(),
+        ]
     }
 }
 
@@ -489,6 +498,6 @@ mod tests {
         assert_eq!(row.p50_us, 29.067);
         assert_eq!(row.max_us, 2094.630);
         assert!(parse_ddsperf(text, 4096).is_none());
-        assert_eq!(row.csv().split(',').count(), CSV_HEADER.split(',').count());
+        assert_eq!(row.csv().len(), CSV_HEADER.len());
     }
 }

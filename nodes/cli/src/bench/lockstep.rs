@@ -68,8 +68,15 @@ pub fn ring_scenario(agents: usize) -> Scenario {
     }
 }
 
-const CSV_HEADER: &str =
-    "agents,exchange,frames,frames_per_s,barrier_p50_us,barrier_p99_us,datagrams_per_frame";
+const CSV_HEADER: &[&str] = &[
+    "agents",
+    "exchange",
+    "frames",
+    "frames_per_s",
+    "barrier_p50_us",
+    "barrier_p99_us",
+    "datagrams_per_frame",
+];
 
 /// The coordinator's RESULT line.
 struct LockstepResult {
@@ -183,10 +190,15 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 "{n:>7} {exchange:>9} {:>8} {:>10.1} {:>14.1} {:>14.1} {datagrams:>16}",
                 r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us
             );
-            rows.push(format!(
-                "{n},{exchange},{},{:.1},{:.1},{:.1},{datagrams}",
-                r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us
-            ));
+            rows.push(vec![
+                n.to_string(),
+                exchange.to_string(),
+                r.frames.to_string(),
+                format!("{:.1}", r.fps),
+                format!("{:.1}", r.barrier_p50_us),
+                format!("{:.1}", r.barrier_p99_us),
+                datagrams,
+            ]);
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 break;
             }

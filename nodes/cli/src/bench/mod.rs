@@ -10,6 +10,7 @@ pub mod lockstep;
 pub mod payload;
 pub mod sensors;
 
+use std::borrow::Cow;
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -71,11 +72,38 @@ pub fn per_second(count: f64, seconds: f64) -> f64 {
     }
 }
 
-/// Writes a CSV file: the header line, then one line per row.
-pub fn write_csv(path: &Path, header: &str, rows: impl IntoIterator<Item = String>) -> Result<()> {
-    let mut text = format!("{header}\n");
+/// One CSV field as RFC 4180 writes it: as it is, or in double quotes with every quote inside
+/// doubled where it holds a comma, a quote or a line break. A bench's text columns (the sensors
+/// bench's `640x480, 2 agents`, a QoS file's path) would otherwise shift every column after them
+/// for a CSV reader.
+pub fn csv_field(field: &str) -> Cow<'_, str> {
+    if field.contains([',', '"', '\n', '\r']) {
+        Cow::Owned(format!("\"{}\"", field.replace('"', "\"\"")))
+    } else {
+        Cow::Borrowed(field)
+    }
+}
+
+/// One CSV record: the fields, each as [`csv_field`] writes it, separated by commas.
+pub fn csv_record<S: AsRef<str>>(fields: &[S]) -> String {
+    fields
+        .iter()
+        .map(|f| csv_field(f.as_ref()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Writes a CSV file: the header's column names, then one record per row, each field quoted
+/// where RFC 4180 needs it ([`csv_field`]). Every bench writes its CSV through here.
+pub fn write_csv(
+    path: &Path,
+    header: &[&str],
+    rows: impl IntoIterator<Item = Vec<String>>,
+) -> Result<()> {
+    let mut text = csv_record(header);
+    text.push('\n');
     for row in rows {
-        text.push_str(&row);
+        text.push_str(&csv_record(&row));
         text.push('\n');
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
@@ -195,5 +223,34 @@ mod tests {
         let stats = Stats::of(v.into_iter().rev().collect());
         assert_eq!((stats.p50, stats.p90, stats.max), (50.0, 90.0, 100.0));
         assert!(Stats::of(Vec::new()).max.is_nan());
+    }
+
+    #[test]
+    fn csv_fields_are_quoted_as_rfc_4180_says() {
+        assert_eq!(csv_field("imu"), "imu");
+        assert_eq!(csv_field(""), "");
+        assert_eq!(csv_field("64x48, 2 agents"), "\"64x48, 2 agents\"");
+        assert_eq!(csv_field(r#"say "hi""#), r#""say ""hi""""#);
+        assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(csv_field("cr\r"), "\"cr\r\"");
+        assert_eq!(
+            csv_record(&["camera", "64x48, 2 agents", "1", "a\"b"]),
+            "camera,\"64x48, 2 agents\",1,\"a\"\"b\""
+        );
+
+        let dir = ScratchDir::new("convoy-csv-test").expect("scratch dir");
+        let path = dir.0.join("t.csv");
+        let rows = vec![
+            vec!["camera".to_string(), "64x48, 2 agents".into(), "1".into()],
+            vec!["imu".to_string(), "2 agents @100 Hz".into(), "1".into()],
+        ];
+        write_csv(&path, &["sensor", "config", "sensor_nodes"], rows).expect("written");
+        let text = std::fs::read_to_string(&path).expect("read back");
+        assert_eq!(
+            text,
+            "sensor,config,sensor_nodes\n\
+             camera,\"64x48, 2 agents\",1\n\
+             imu,2 agents @100 Hz,1\n"
+        );
     }
 }

@@ -31,7 +31,15 @@ use crate::process::stop_flag;
 use crate::run_cmd::{scenario_nodes, ExtraNodes};
 
 /// CSV header shared with the camera and lidar measurements.
-pub const CSV_HEADER: &str = "sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms";
+pub const CSV_HEADER: &[&str] = &[
+    "sensor",
+    "config",
+    "sensor_nodes",
+    "samples_per_s",
+    "points_per_s",
+    "p50_ms",
+    "p99_ms",
+];
 
 /// `AxB`: two numbers (spaces around each are fine).
 fn dims(s: &str) -> Option<(u32, u32)> {
@@ -269,7 +277,7 @@ fn parse_resolution(s: &str) -> Result<(u32, u32)> {
 }
 
 /// Runs one setup with each number of sensor nodes, printing a row per kind and collecting it
-/// as a CSV line.
+/// as a CSV record.
 fn measure(
     domain: u32,
     qos: Option<&QosSpec>,
@@ -277,7 +285,7 @@ fn measure(
     setup: &Setup,
     qos_set: &Arc<QosSet>,
     stop: &Arc<AtomicBool>,
-    rows: &mut Vec<String>,
+    rows: &mut Vec<Vec<String>>,
 ) -> Result<()> {
     let dir = ScratchDir::new("convoy-bench-sensors")?;
     let (plain, lidar, camera) = (setup.plain.as_slice(), setup.lidar, setup.camera);
@@ -416,9 +424,15 @@ fn measure(
             println!(
                 "{name:<9} {config:<22} {count:>6} {per_s:>10.0} {points_per_s:>11.0} {p50:>8.3} {p99:>8.3}"
             );
-            rows.push(format!(
-                "{name},{config},{count},{per_s:.1},{points_per_s:.0},{p50:.4},{p99:.4}"
-            ));
+            rows.push(vec![
+                name.to_string(),
+                config,
+                count.to_string(),
+                format!("{per_s:.1}"),
+                format!("{points_per_s:.0}"),
+                format!("{p50:.4}"),
+                format!("{p99:.4}"),
+            ]);
         }
         if stop.load(Ordering::Relaxed) {
             break;
