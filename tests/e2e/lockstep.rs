@@ -1,13 +1,15 @@
-//! Agents and coordinator as separate processes: lockstep determinism, peer vs relay,
-//! async mode, late and dead agents, a coordinator stopped for longer than the lease, crashes
-//! felt by both sides, world commands.
+//! Agents and coordinator as separate processes: lockstep determinism, peer vs relay, the
+//! state log's one line per agent per frame, async mode, late and dead agents, a coordinator
+//! stopped for longer than the lease, crashes felt by both sides, world commands.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use convoy_tests::files::{assert_same_states, fresh_file, lane_agents, read_state_log};
+use convoy_tests::files::{
+    assert_same_states, fresh_file, lane_agents, logged_frames, read_state_log,
+};
 use convoy_tests::{
     convoy_on, convoy_run, domain, lines_until, run_with_timeout, wait_for_line, wait_nodes_gone,
     watchdog, workspace_bin, ChildGuard,
@@ -54,6 +56,36 @@ fn lockstep_runs_are_bit_identical_and_peer_equals_relay() {
     assert!(moved, "cars did not move");
     assert_same_states(&a, &b, "second peer run");
     assert_same_states(&a, &r, "relay run");
+}
+
+/// `--state-log` has one line per agent per frame, in either exchange. Agents write some states
+/// more than once: the frame-0 state on every Tick 0 of the handshake (peer exchange: until each
+/// holds every peer's, a few ticks), a state asked for again when a frame stalled. The log
+/// once had a line per copy, so a peer run's log began with every agent's frame 0 repeated.
+#[test]
+fn the_state_log_has_one_line_per_agent_per_frame() {
+    watchdog("state log lines", Duration::from_secs(300));
+    let frames = 30;
+    // One domain, one run after the other: each run ends with every node gone.
+    for exchange in ["peer", "relay"] {
+        let log = scratch(&format!("one_line_{exchange}.jsonl"));
+        run_scenario(
+            domain::STATE_LOG,
+            "launch/scenarios/two_cars.toml",
+            &["--frames", &frames.to_string(), "--exchange", exchange],
+            &log,
+        );
+        let logged = logged_frames(&log);
+        let agents: Vec<&str> = logged.keys().map(String::as_str).collect();
+        assert_eq!(agents, ["car_2", "ego"], "{exchange}: agents in the log");
+        for (agent, lines) in &logged {
+            assert_eq!(
+                lines,
+                &(0..=frames).collect::<Vec<u64>>(),
+                "{exchange}: {agent}'s lines, by frame"
+            );
+        }
+    }
 }
 
 #[test]

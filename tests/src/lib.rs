@@ -89,6 +89,7 @@ pub mod domain {
     pub const VIEW_BROWSER: u32 = 80;
     pub const SLOW_CONSUMER: u32 = 81;
     pub const SLOW_CONSUMER_STOPPED: u32 = 82;
+    pub const STATE_LOG: u32 = 83;
 }
 
 /// The repository root (this crate lives in `tests/`).

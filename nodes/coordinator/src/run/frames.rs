@@ -205,7 +205,7 @@ impl Coordinator {
             }
         }
         if let Some(log) = self.state_log.as_mut() {
-            log.flush().context("cannot write the state log")?;
+            log.flush()?;
         }
         Ok(())
     }

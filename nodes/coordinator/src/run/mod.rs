@@ -6,7 +6,6 @@
 //! discovery matching says nothing about when a first sample will get through.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -31,7 +30,11 @@ use crate::sensors::{as_sensor_node, sensor_name, SensorBook};
 mod frames;
 mod service;
 mod startup;
+mod state_log;
 mod world;
+
+pub use state_log::state_log_line;
+use state_log::StateLog;
 
 /// How often Tick 0 is repeated until every agent answered it.
 const HANDSHAKE_PERIOD: Duration = Duration::from_millis(20);
@@ -115,7 +118,7 @@ struct Coordinator {
     latest: BTreeMap<String, AgentState>,
     /// Relay: frame -> agent -> state, kept for the frames still needed.
     book: BTreeMap<u64, BTreeMap<String, AgentState>>,
-    state_log: Option<std::io::BufWriter<std::fs::File>>,
+    state_log: Option<StateLog>,
     paused: bool,
     frame: u64,
     left: Vec<String>,
@@ -161,13 +164,11 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         sub.attach(&mut io.waitset)?;
         io.states.push((id, sub));
     }
-    let state_log = match &config.state_log {
-        Some(path) => Some(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot create state log {}", path.display()))?,
-        )),
-        None => None,
-    };
+    let state_log = config
+        .state_log
+        .as_deref()
+        .map(StateLog::create)
+        .transpose()?;
     let sensors = SensorBook::new(&scenario);
     let mut c = Coordinator {
         sensors,
@@ -216,20 +217,4 @@ fn sensor_names(
         .iter()
         .filter_map(|id| NodeId::parse_node(id).ok()?.as_sensor().map(str::to_string))
         .collect()
-}
-
-/// One line of `--state-log`: what a user plots or compares between runs.
-pub fn state_log_line(s: &AgentState) -> String {
-    let v = |v: &convoy_core::messages::Vec3| [v.x, v.y, v.z];
-    let q = s.pose.orientation;
-    serde_json::json!({
-        "frame": s.frame,
-        "sim_time_ns": s.stamp_ns,
-        "agent": s.agent_id,
-        "position": v(&s.pose.position),
-        "orientation": [q.x, q.y, q.z, q.w],
-        "linear_velocity": v(&s.twist.linear),
-        "angular_velocity": v(&s.twist.angular),
-    })
-    .to_string()
 }

@@ -39,8 +39,7 @@ impl Coordinator {
                     continue;
                 }
                 if let Some(log) = self.state_log.as_mut() {
-                    writeln!(log, "{}", state_log_line(&state))
-                        .context("cannot write the state log")?;
+                    log.write(&state)?;
                 }
                 arrived.push((agent.clone(), state.frame));
                 if relay {
