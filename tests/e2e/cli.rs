@@ -1,5 +1,6 @@
 //! The `convoy` command as a user runs it: real processes on real DDS domains.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -7,8 +8,11 @@ use convoy_core::dds::{Node, Publisher};
 use convoy_core::messages::Tick;
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
-use convoy_tests::files::{fresh_file, read_csv, LATENCY_CSV};
-use convoy_tests::{convoy, convoy_on, domain, run_fails, run_ok, topic_list_until, watchdog};
+use convoy_tests::files::{fresh_dir, fresh_file, read_csv, write_file, LATENCY_CSV};
+use convoy_tests::{
+    convoy, convoy_on, convoy_run, domain, repo_root, run_fails, run_ok, run_with_timeout,
+    topic_list_until, wait_nodes_gone, watchdog,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 /// A bench's own time limit.
@@ -329,4 +333,84 @@ fn bench_sensors_measures_every_kind_end_to_end_and_writes_csv() {
         let p50: f64 = row[5].parse().expect("p50");
         assert!(per_s > 0.0 && p50 > 0.0, "{text}");
     }
+}
+
+/// qos/convoy.xml with `profile`'s writers BEST_EFFORT and its readers RELIABLE, which never
+/// match, as `dir/name`: its path and the line of that profile.
+fn one_sided_qos(dir: &std::path::Path, name: &str, profile: &str) -> (PathBuf, usize) {
+    let builtin = std::fs::read_to_string(repo_root().join("qos/convoy.xml")).expect("convoy.xml");
+    let sides = "<datawriter_qos><reliability><kind>BEST_EFFORT_RELIABILITY_QOS</kind>\
+                 </reliability></datawriter_qos>\
+                 <datareader_qos><reliability><kind>RELIABLE_RELIABILITY_QOS</kind>\
+                 </reliability></datareader_qos>";
+    let open = format!("<qos_profile name=\"{profile}\" base_name=\"reliable_stream\"");
+    let (before, after) = builtin
+        .split_once(&open)
+        .expect("the profile in convoy.xml");
+    // `<qos_profile ... />` or `<qos_profile ...>`: the two sides go first inside it.
+    let rest = match after.strip_prefix("/>") {
+        Some(rest) => format!(">{sides}</qos_profile>{rest}"),
+        None => after.replacen('>', &format!(">{sides}"), 1),
+    };
+    let line = before.matches('\n').count() + 1;
+    let path = write_file(dir, name, &format!("{before}{open}{rest}"));
+    (path, line)
+}
+
+/// A QoS file with a profile whose writers and readers never match each other (BEST_EFFORT
+/// writers, RELIABLE readers) loads, with a warning naming file:line and the profile, as other
+/// DDS implementations load it. A run that uses such a profile only for writers goes ahead (a
+/// plain run writes the sensor topics, and reads none); a run that uses it for both ends (every
+/// run reads the agents' states) stops at once with file:line, the profile and the topic.
+#[test]
+fn a_profile_whose_sides_cannot_match_serves_writers_and_stops_a_run_that_reads_it() {
+    watchdog("one-sided QoS", Duration::from_secs(300));
+    let dir = fresh_dir("test-cli", "one_sided_qos");
+    let scenario = "launch/scenarios/two_cars.toml";
+
+    let (sensor, line) = one_sided_qos(&dir, "sensor_one_sided.xml", "sensor");
+    let warning = format!("{}:{line}: profile 'sensor'", sensor.display());
+    let (ok, out, err) = run_with_timeout(convoy().args(["qos", "show"]).arg(&sensor), LIMIT);
+    assert!(ok, "qos show refused the file:\n{out}\n{err}");
+    assert!(err.contains(&warning), "no warning '{warning}':\n{err}");
+    let (ok, out, err) = run_with_timeout(
+        convoy_run(domain::QOS_ONE_SIDED, scenario)
+            .args(["--frames", "20", "--qos"])
+            .arg(&sensor),
+        BENCH_LIMIT,
+    );
+    assert!(
+        ok,
+        "a run writing the sensor topics only failed:\n{out}\n{err}"
+    );
+    assert!(out.contains("done: 20 frames"), "{out}");
+    assert!(
+        format!("{out}{err}").contains(&warning),
+        "no warning '{warning}':\n{out}\n{err}"
+    );
+    wait_nodes_gone(domain::QOS_ONE_SIDED, LIMIT);
+
+    let (state, line) = one_sided_qos(&dir, "state_one_sided.xml", "state");
+    let (ok, out, err) = run_with_timeout(
+        convoy_run(domain::QOS_ONE_SIDED, scenario)
+            .args(["--frames", "20", "--qos"])
+            .arg(&state),
+        BENCH_LIMIT,
+    );
+    assert!(
+        !ok,
+        "a run reading states it writes went ahead:\n{out}\n{err}"
+    );
+    let expected = format!(
+        "{}:{line}: profile 'state' is used for both the writers and the readers of topic \
+         'convoy/agent/",
+        state.display()
+    );
+    let all = format!("{out}\n{err}");
+    assert!(all.contains(&expected), "no '{expected}' in:\n{all}");
+    assert!(
+        all.contains("reliability (writer BEST_EFFORT, reader RELIABLE"),
+        "{all}"
+    );
+    wait_nodes_gone(domain::QOS_ONE_SIDED, LIMIT);
 }

@@ -90,6 +90,7 @@ pub mod domain {
     pub const SLOW_CONSUMER: u32 = 81;
     pub const SLOW_CONSUMER_STOPPED: u32 = 82;
     pub const STATE_LOG: u32 = 83;
+    pub const QOS_ONE_SIDED: u32 = 84;
 }
 
 /// The repository root (this crate lives in `tests/`).

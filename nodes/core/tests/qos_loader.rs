@@ -823,40 +823,85 @@ fn misplaced_policies_say_where_they_belong() {
     assert_error(&e, 2, &["'reliability' is not allowed in <subscriber_qos>"]);
 }
 
+/// A profile whose writers and readers could not match each other loads, as in other DDS
+/// implementations (it may serve writers only), with a warning naming `file:line` and the
+/// profile; using it for both ends of a topic is the error, naming `file:line`, the profile and
+/// the topic.
 #[test]
-fn profiles_whose_sides_cannot_match_are_refused() {
-    let e = error(
-        r#"<dds><qos_library name="l">
-<qos_profile name="p">
+fn profiles_whose_sides_cannot_match_load_and_fail_where_both_ends_are_used() {
+    let xml = r#"<dds><qos_library name="l">
+<qos_profile name="state">
   <datawriter_qos><reliability><kind>BEST_EFFORT_RELIABILITY_QOS</kind></reliability></datawriter_qos>
   <datareader_qos><reliability><kind>RELIABLE_RELIABILITY_QOS</kind></reliability></datareader_qos>
 </qos_profile>
-</qos_library></dds>"#,
+<qos_profile name="clock"/>
+</qos_library></dds>"#;
+    let set = QosSet::from_str(xml, LABEL, None).unwrap_or_else(|e| panic!("refused: {e}"));
+    let warnings: Vec<String> = set.warnings().iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = &warnings[0];
+    for word in [
+        &format!("{LABEL}:2: profile 'state': "),
+        "would never match",
+        "reliability (writer BEST_EFFORT, reader RELIABLE",
+        "writers only",
+    ] {
+        assert!(warning.contains(word), "'{word}' missing from: {warning}");
+    }
+    // Its writers alone are fine, and so is a profile whose sides match.
+    let state = set.profile("state").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        state.writer_for("convoy/agent/a/state").reliability,
+        Reliability::BestEffort
     );
+    assert!(set
+        .check_both_ends(TopicClass::Clock, "convoy/clock")
+        .is_ok());
+    // Both ends of one topic: refused.
+    let e = match set.check_both_ends(TopicClass::State, "convoy/agent/a/state") {
+        Ok(()) => panic!("both ends of a topic accepted"),
+        Err(e) => e,
+    };
     assert_error(
         &e,
         2,
         &[
-            "profile 'p'",
+            "profile 'state'",
+            "topic 'convoy/agent/a/state'",
             "would never match",
             "reliability (writer BEST_EFFORT, reader RELIABLE",
         ],
     );
     assert!(matches!(e, QosError::Incompatible { .. }));
 
-    // A reader deadline alone (writer's is infinite) cannot match either.
-    let e = error(
-        r#"<dds><qos_library name="l">
-<qos_profile name="p">
-  <datareader_qos topic_filter="convoy/agent/*/state"><deadline><period><sec>1</sec></period></deadline></datareader_qos>
+    // A reader deadline alone (the writer's is infinite) cannot match either: only on the
+    // topics of its topic_filter.
+    let xml = r#"<dds><qos_library name="l">
+<qos_profile name="state">
+  <datareader_qos topic_filter="convoy/agent/a*/state"><deadline><period><sec>1</sec></period></deadline></datareader_qos>
 </qos_profile>
-</qos_library></dds>"#,
+</qos_library></dds>"#;
+    let set = QosSet::from_str(xml, LABEL, None).unwrap_or_else(|e| panic!("refused: {e}"));
+    let warnings: Vec<String> = set.warnings().iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "{LABEL}:2: profile 'state' (topic_filter 'convoy/agent/a*/state'): "
+        )) && warnings[0].contains("deadline"),
+        "{}",
+        warnings[0]
     );
-    assert_error(
-        &e,
-        2,
-        &["(topic_filter 'convoy/agent/*/state')", "deadline"],
-    );
+    let e = match set.check_both_ends(TopicClass::State, "convoy/agent/ab/state") {
+        Ok(()) => panic!("both ends of a filtered topic accepted"),
+        Err(e) => e,
+    };
+    assert_error(&e, 2, &["topic 'convoy/agent/ab/state'", "deadline"]);
+    assert!(set
+        .check_both_ends(TopicClass::State, "convoy/agent/b/state")
+        .is_ok());
+
+    // A matching file has no warnings.
+    assert!(QosSet::builtin().warnings().is_empty());
 }
 
 #[test]

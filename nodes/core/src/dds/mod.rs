@@ -286,7 +286,8 @@ impl Node {
         Publisher::create(endpoint, &self.inner.publisher, &dds_topic)
     }
 
-    /// A subscriber on `topic` with the reader QoS of its class's profile.
+    /// A subscriber on `topic` with the reader QoS of its class's profile. Refused where the
+    /// profile's writers of `topic` could never match it ([`QosSet::check_both_ends`]).
     pub fn subscriber<M: Message>(&self, topic: &Topic<M>) -> Result<Subscriber<M>, EndpointError> {
         let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, None)?;
         Subscriber::create(endpoint, &self.inner.subscriber, &dds_topic)
@@ -315,6 +316,14 @@ impl Node {
         side: Side,
         depth: Option<u32>,
     ) -> Result<(Endpoint, rustdds::Topic), EndpointError> {
+        if side == Side::Reader {
+            // Convoy writes every topic it reads, with this same QoS file (a run gives every
+            // node one library): a reader whose profile's writers could never match it would
+            // wait forever, so here is where a profile used for both ends is refused.
+            self.inner
+                .qos
+                .check_both_ends(topic.class(), topic.name())?;
+        }
         let profile = self.inner.qos.for_class(topic.class())?;
         let mut qos = match side {
             Side::Writer => profile.writer_for(topic.name()),

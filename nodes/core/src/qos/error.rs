@@ -1,4 +1,5 @@
-//! Everything that can be wrong with a QoS file, each said as `file:line: message`.
+//! Everything that can be wrong with a QoS file, each said as `file:line: message`, and what a
+//! file may hold although some uses of it cannot work ([`QosWarning`]).
 //!
 //! The line is where the user has to look: the element, attribute or value at fault (for a
 //! base_name problem, the `base_name` attribute). Only an unreadable file (no line to give) and
@@ -194,22 +195,56 @@ pub enum QosError {
         message: String,
     },
 
-    /// A profile whose own writers and readers could never match (DDS's INCOMPATIBLE_QOS):
-    /// in a lockstep graph that is a hang, so it is refused when the file loads.
+    /// A profile whose writers and readers could never match each other (DDS's
+    /// INCOMPATIBLE_QOS), used for both ends of one topic: convoy writes every topic it reads,
+    /// with the same file, so its reader would wait forever (in a lockstep graph, a hang). The
+    /// file itself loads (with a [`QosWarning`]): a profile may serve one side only.
     #[error(
-        "{file}:{line}: profile '{profile}'{filter}: its readers would never match its writers: the reader requests more than the writer offers for {policy}"
+        "{file}:{line}: profile '{profile}' is used for both the writers and the readers of topic '{topic}', and they would never match: the reader requests more than the writer offers for {policy}"
     )]
     Incompatible {
         file: String,
         line: u32,
         profile: String,
-        /// empty, or ` (topic_filter 'x')`
-        filter: String,
+        topic: String,
         policy: String,
     },
 
     #[error("bad QoS spec '{spec}': {reason} (expected FILE or FILE::LIBRARY)")]
     BadSpec { spec: String, reason: String },
+}
+
+/// A profile whose writers and readers could never match each other (DDS's INCOMPATIBLE_QOS),
+/// e.g. BEST_EFFORT writers and RELIABLE readers. Other DDS implementations load such a file,
+/// and so does convoy: a profile may be meant for writers only (their readers elsewhere, with
+/// their own QoS). It is said when the file loads; a use of the profile for both ends of one
+/// topic is refused then ([`QosError::Incompatible`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QosWarning {
+    pub file: String,
+    /// The line of the profile's `<qos_profile>`.
+    pub line: u32,
+    pub profile: String,
+    /// The `topic_filter` of the writer and reader entries that cannot match, if any.
+    pub filter: Option<String>,
+    /// The policy the reader asks more of, with both sides' values.
+    pub policy: String,
+}
+
+impl std::fmt::Display for QosWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: profile '{}'", self.file, self.line, self.profile)?;
+        if let Some(filter) = &self.filter {
+            write!(f, " (topic_filter '{filter}')")?;
+        }
+        write!(
+            f,
+            ": its readers would never match its writers: the reader requests more than the \
+             writer offers for {}. Fine for a profile used for writers only (or readers only); \
+             a run that uses it for both ends of one topic is refused",
+            self.policy
+        )
+    }
 }
 
 impl QosError {

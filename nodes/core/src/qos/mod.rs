@@ -15,7 +15,13 @@
 //! - [`EndpointQos::to_rustdds`] always sets history and resource limits, deriving the limits
 //!   from the history where the file gives none, because rustdds's defaults silently drop
 //!   reliable samples past its small cache;
-//! - a profile whose own writers and readers could not match is refused at load.
+//! - a profile whose own writers and readers could not match each other (say BEST_EFFORT
+//!   writers, RELIABLE readers) loads, as in other DDS implementations, with a warning that
+//!   names `file:line` and the profile ([`QosWarning`], [`QosSet::warnings`]): it may be meant
+//!   for writers only. Where convoy uses it for both ends of one topic (convoy creates a reader
+//!   of a topic: convoy writes every topic it reads, with the same file) that is an error
+//!   naming `file:line`, the profile and the topic ([`QosSet::check_both_ends`]), never a reader
+//!   that silently waits forever.
 //!
 //! Defaults for what a file leaves unset are DDS 1.4's per entity: readers and topics
 //! BEST_EFFORT, writers RELIABLE (100 ms max_blocking_time), VOLATILE, KEEP_LAST 1.
@@ -32,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-pub use error::QosError;
+pub use error::{QosError, QosWarning};
 pub use glob::glob_matches;
 pub use policy::{
     format_duration, DestinationOrder, Durability, EndpointQos, History, Liveliness,
@@ -157,6 +163,8 @@ pub struct QosSet {
     library_line: u32,
     profiles: Vec<ResolvedProfile>,
     libraries: Vec<String>,
+    /// The library's profiles whose writers and readers could not match each other.
+    warnings: Vec<QosWarning>,
     /// The whole DDS-XML text the set was resolved from, shared by the file's libraries.
     text: std::sync::Arc<str>,
 }
@@ -179,7 +187,8 @@ impl QosSet {
     }
 
     /// Resolves `text` (called `file_label` in messages) and selects `library`, or the only
-    /// library when None. The whole file is checked whichever library is selected.
+    /// library when None. The whole file is checked whichever library is selected; the selected
+    /// library's warnings are logged.
     pub fn from_str(
         text: &str,
         file_label: &str,
@@ -193,7 +202,7 @@ impl QosSet {
             .join(", ");
         let count = sets.len();
         let mut sets = sets.into_iter();
-        match library {
+        let selected = match library {
             Some(wanted) => {
                 sets.find(|s| s.library == wanted)
                     .ok_or_else(|| QosError::UnknownLibrary {
@@ -212,7 +221,9 @@ impl QosSet {
                 file: file_label.to_string(),
                 line: root_line,
             }),
-        }
+        }?;
+        selected.warn();
+        Ok(selected)
     }
 
     /// Every library of `text`, each resolved, in file order.
@@ -224,7 +235,41 @@ impl QosSet {
                 line: root_line,
             });
         }
+        for set in &sets {
+            set.warn();
+        }
         Ok(sets)
+    }
+
+    /// Logs the warnings of this library, once per load.
+    fn warn(&self) {
+        for warning in &self.warnings {
+            tracing::warn!("{warning}");
+        }
+    }
+
+    /// The library's profiles whose writers and readers could not match each other: loaded,
+    /// and usable for one side ([`QosWarning`]).
+    pub fn warnings(&self) -> &[QosWarning] {
+        &self.warnings
+    }
+
+    /// Refuses to use `class`'s profile for both the writers and the readers of `topic` where
+    /// they could not match each other: the error names `file:line`, the profile, the topic and
+    /// the policy. A node checks this when it creates a reader ([`crate::dds::Node`]): convoy
+    /// writes every topic it reads, with the same file, so a reader is where both ends meet.
+    pub fn check_both_ends(&self, class: TopicClass, topic: &str) -> Result<(), QosError> {
+        let profile = self.for_class(class)?;
+        match resolve::mismatch(profile.writer_for(topic), profile.reader_for(topic)) {
+            None => Ok(()),
+            Some(policy) => Err(QosError::Incompatible {
+                file: self.file.clone(),
+                line: profile.line,
+                profile: profile.name.clone(),
+                topic: topic.to_string(),
+                policy,
+            }),
+        }
     }
 
     /// The shipped defaults: library "convoy" of qos/convoy.xml, compiled in.
@@ -357,6 +402,7 @@ fn resolve_text(text: &str, file_label: &str) -> Result<(Vec<QosSet>, u32), QosE
             library_line: l.line,
             profiles: l.profiles,
             libraries: names.clone(),
+            warnings: l.warnings,
             text: std::sync::Arc::clone(&shared),
         })
         .collect();

@@ -15,11 +15,13 @@
 //! profile always ends with an unfiltered writer and reader entry.
 //!
 //! The whole file is resolved, not only the selected library: an error anywhere in a QoS file
-//! is reported at load, never left to surface in another run.
+//! is reported at load, never left to surface in another run. A profile whose writers and
+//! readers could not match each other is no error: it is noted as a [`QosWarning`] of its
+//! library, and refused only where a run uses it for both ends of a topic ([`mismatch`]).
 
 use std::collections::HashMap;
 
-use super::error::QosError;
+use super::error::{QosError, QosWarning};
 use super::layer::{Context, Entity, Layer};
 use super::parse::{RawDoc, RawEntry};
 use super::policy::EndpointQos;
@@ -31,6 +33,8 @@ pub(crate) struct ResolvedLibrary {
     pub name: String,
     pub line: u32,
     pub profiles: Vec<ResolvedProfile>,
+    /// Its profiles whose writers and readers could not match each other.
+    pub warnings: Vec<QosWarning>,
 }
 
 type Entries = Vec<(Option<String>, Layer)>;
@@ -66,20 +70,24 @@ pub(crate) fn resolve(doc: &RawDoc, file: &str) -> Result<Vec<ResolvedLibrary>, 
     let mut out = Vec::new();
     for (li, library) in doc.libraries.iter().enumerate() {
         let mut profiles = Vec::new();
+        let mut warnings = Vec::new();
         for (pi, profile) in library.profiles.iter().enumerate() {
             let stacked = resolver.stacked(li, pi, &mut Vec::new())?;
-            profiles.push(finalize(
+            let resolved = finalize(
                 file,
                 &library.name,
                 profile.name.as_str(),
                 profile.line,
                 stacked,
-            )?);
+            )?;
+            warnings.extend(one_sided(file, &resolved));
+            profiles.push(resolved);
         }
         out.push(ResolvedLibrary {
             name: library.name.clone(),
             line: library.line,
             profiles,
+            warnings,
         });
     }
     Ok(out)
@@ -257,14 +265,13 @@ fn finalize(
         writer,
         reader,
     };
-    check_compatible(file, &profile)?;
     Ok(profile)
 }
 
-/// Refuses a profile whose writers and readers would not match each other (DDS's
-/// request-vs-offered rules, as rustdds applies them): one QoS file configures both sides of
-/// every convoy topic, so such a profile can only ever mean a silent non-delivery.
-fn check_compatible(file: &str, profile: &ResolvedProfile) -> Result<(), QosError> {
+/// The entries of `profile` whose writer and reader could not match each other, as warnings:
+/// the file loads (a profile may serve one side only); [`mismatch`] refuses a use of both
+/// sides for one topic.
+fn one_sided(file: &str, profile: &ResolvedProfile) -> Vec<QosWarning> {
     let entry = |list: &[(Option<String>, EndpointQos)], filter: &Option<String>| {
         list.iter()
             .find(|(f, _)| f == filter)
@@ -272,45 +279,50 @@ fn check_compatible(file: &str, profile: &ResolvedProfile) -> Result<(), QosErro
             .map(|(_, q)| q.clone())
     };
     let mut filters: Vec<&Option<String>> = profile.writer.iter().map(|(f, _)| f).collect();
-    filters.extend(profile.reader.iter().map(|(f, _)| f));
-    for filter in filters {
-        let (Some(w), Some(r)) = (
-            entry(&profile.writer, filter),
-            entry(&profile.reader, filter),
-        ) else {
-            continue;
-        };
-        if let Some(id) = w.to_rustdds().compliance_failure_wrt(&r.to_rustdds()) {
-            let policy = snake_case(&format!("{id:?}"));
-            let detail = match policy.as_str() {
-                "reliability" => format!(" (writer {}, reader {})", w.reliability, r.reliability),
-                "durability" => format!(" (writer {}, reader {})", w.durability, r.durability),
-                "deadline" => format!(
-                    " (writer period {}, reader period {})",
-                    w.deadline
-                        .map_or("infinite".into(), super::policy::format_duration),
-                    r.deadline
-                        .map_or("infinite".into(), super::policy::format_duration)
-                ),
-                "ownership" => format!(" (writer {}, reader {})", w.ownership, r.ownership),
-                "destination_order" => format!(
-                    " (writer {}, reader {})",
-                    w.destination_order, r.destination_order
-                ),
-                _ => String::new(),
-            };
-            return Err(QosError::Incompatible {
+    for (f, _) in &profile.reader {
+        if !filters.contains(&f) {
+            filters.push(f);
+        }
+    }
+    filters
+        .into_iter()
+        .filter_map(|filter| {
+            let w = entry(&profile.writer, filter)?;
+            let r = entry(&profile.reader, filter)?;
+            Some(QosWarning {
                 file: file.to_string(),
                 line: profile.line,
                 profile: profile.name.clone(),
-                filter: filter
-                    .as_ref()
-                    .map_or(String::new(), |f| format!(" (topic_filter '{f}')")),
-                policy: format!("{policy}{detail}"),
-            });
-        }
-    }
-    Ok(())
+                filter: filter.clone(),
+                policy: mismatch(&w, &r)?,
+            })
+        })
+        .collect()
+}
+
+/// Why a reader of QoS `r` would never match a writer of QoS `w` (DDS's requested-vs-offered
+/// rules, as rustdds applies them): the policy, with both sides' values; None when they match.
+pub(crate) fn mismatch(w: &EndpointQos, r: &EndpointQos) -> Option<String> {
+    let id = w.to_rustdds().compliance_failure_wrt(&r.to_rustdds())?;
+    let policy = snake_case(&format!("{id:?}"));
+    let detail = match policy.as_str() {
+        "reliability" => format!(" (writer {}, reader {})", w.reliability, r.reliability),
+        "durability" => format!(" (writer {}, reader {})", w.durability, r.durability),
+        "deadline" => format!(
+            " (writer period {}, reader period {})",
+            w.deadline
+                .map_or("infinite".into(), super::policy::format_duration),
+            r.deadline
+                .map_or("infinite".into(), super::policy::format_duration)
+        ),
+        "ownership" => format!(" (writer {}, reader {})", w.ownership, r.ownership),
+        "destination_order" => format!(
+            " (writer {}, reader {})",
+            w.destination_order, r.destination_order
+        ),
+        _ => String::new(),
+    };
+    Some(format!("{policy}{detail}"))
 }
 
 /// `LatencyBudget` -> `latency_budget`.
