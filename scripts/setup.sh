@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 # and their link conditions; OpenSSH for ssh:// hosts (the suite runs its own sshd); Python's
 # venv for stock ROS 2 from PyPI (scripts/ros-venv.sh); Mesa's Vulkan drivers (lavapipe) and
 # the Vulkan loader, on which cameras render without a GPU; Chromium, the browser the live
-# view's test drives through examples/live_view.html (tests/interop/view_browser.py).
-packages=(build-essential pkg-config cyclonedds-tools cyclonedds-dev iproute2 nftables openssh-server openssh-client python3 python3-venv mesa-vulkan-drivers libvulkan1 chromium)
+# view's test drives through examples/live_view.html (tests/interop/view_browser.py); DejaVu
+# fonts for the text of `convoy experiment`'s plots.
+packages=(build-essential pkg-config cyclonedds-tools cyclonedds-dev iproute2 nftables openssh-server openssh-client python3 python3-venv mesa-vulkan-drivers libvulkan1 chromium fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

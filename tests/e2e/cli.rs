@@ -1,6 +1,5 @@
 //! The `convoy` command as a user runs it: real processes on real DDS domains.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,10 +7,10 @@ use convoy_core::dds::{Node, Publisher};
 use convoy_core::messages::Tick;
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, TopicClass};
-use convoy_tests::files::{fresh_dir, fresh_file, read_csv, write_file, LATENCY_CSV};
+use convoy_tests::files::{fresh_dir, fresh_file, one_sided_qos, read_csv, LATENCY_CSV};
 use convoy_tests::{
-    convoy, convoy_on, convoy_run, domain, repo_root, run_fails, run_ok, run_with_timeout,
-    topic_list_until, wait_nodes_gone, watchdog,
+    convoy, convoy_on, convoy_run, domain, run_fails, run_ok, run_with_timeout, topic_list_until,
+    wait_nodes_gone, watchdog,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -217,6 +216,7 @@ fn bench_latency_writes_csv_and_loses_nothing_on_a_reliable_profile() {
             .arg(&csv),
         BENCH_LIMIT,
     );
+    assert!(out.contains("delivery listener"), "{out}");
     assert!(
         out.contains("burst: 10000 samples of 64 B sent back to back, 10000 received, 0 lost"),
         "{out}"
@@ -237,9 +237,11 @@ fn bench_latency_runs_ddsperf_beside_it() {
     let out = run_ok(
         convoy_on(domain::CLI_BENCH_DDSPERF)
             .args(["bench", "latency", "--sizes", "64", "--duration", "1"])
-            .args(["--baseline", "ddsperf"]),
+            .args(["--baseline", "ddsperf", "--delivery", "thread"]),
         BENCH_LIMIT,
     );
+    // The other bench test runs the default delivery (listener); this one the reader thread.
+    assert!(out.contains("delivery thread"), "{out}");
     assert!(out.contains("CycloneDDS ddsperf"), "{out}");
     let ratio_line = out
         .lines()
@@ -333,28 +335,6 @@ fn bench_sensors_measures_every_kind_end_to_end_and_writes_csv() {
         let p50: f64 = row[5].parse().expect("p50");
         assert!(per_s > 0.0 && p50 > 0.0, "{text}");
     }
-}
-
-/// qos/convoy.xml with `profile`'s writers BEST_EFFORT and its readers RELIABLE, which never
-/// match, as `dir/name`: its path and the line of that profile.
-fn one_sided_qos(dir: &std::path::Path, name: &str, profile: &str) -> (PathBuf, usize) {
-    let builtin = std::fs::read_to_string(repo_root().join("qos/convoy.xml")).expect("convoy.xml");
-    let sides = "<datawriter_qos><reliability><kind>BEST_EFFORT_RELIABILITY_QOS</kind>\
-                 </reliability></datawriter_qos>\
-                 <datareader_qos><reliability><kind>RELIABLE_RELIABILITY_QOS</kind>\
-                 </reliability></datareader_qos>";
-    let open = format!("<qos_profile name=\"{profile}\" base_name=\"reliable_stream\"");
-    let (before, after) = builtin
-        .split_once(&open)
-        .expect("the profile in convoy.xml");
-    // `<qos_profile ... />` or `<qos_profile ...>`: the two sides go first inside it.
-    let rest = match after.strip_prefix("/>") {
-        Some(rest) => format!(">{sides}</qos_profile>{rest}"),
-        None => after.replacen('>', &format!(">{sides}"), 1),
-    };
-    let line = before.matches('\n').count() + 1;
-    let path = write_file(dir, name, &format!("{before}{open}{rest}"));
-    (path, line)
 }
 
 /// A QoS file with a profile whose writers and readers never match each other (BEST_EFFORT

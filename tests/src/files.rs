@@ -246,3 +246,25 @@ pub fn read_csv(path: &Path, header: &str) -> (String, Vec<Vec<String>>) {
     }
     (text, rows)
 }
+
+/// qos/convoy.xml with `profile`'s writers BEST_EFFORT and its readers RELIABLE, which never
+/// match, as `dir/name`: its path and the line of that profile.
+pub fn one_sided_qos(dir: &Path, name: &str, profile: &str) -> (PathBuf, usize) {
+    let builtin = std::fs::read_to_string(repo_root().join("qos/convoy.xml")).expect("convoy.xml");
+    let sides = "<datawriter_qos><reliability><kind>BEST_EFFORT_RELIABILITY_QOS</kind>\
+                 </reliability></datawriter_qos>\
+                 <datareader_qos><reliability><kind>RELIABLE_RELIABILITY_QOS</kind>\
+                 </reliability></datareader_qos>";
+    let open = format!("<qos_profile name=\"{profile}\" base_name=\"reliable_stream\"");
+    let (before, after) = builtin
+        .split_once(&open)
+        .expect("the profile in convoy.xml");
+    // `<qos_profile ... />` or `<qos_profile ...>`: the two sides go first inside it.
+    let rest = match after.strip_prefix("/>") {
+        Some(rest) => format!(">{sides}</qos_profile>{rest}"),
+        None => after.replacen('>', &format!(">{sides}"), 1),
+    };
+    let line = before.matches('\n').count() + 1;
+    let path = write_file(dir, name, &format!("{before}{open}{rest}"));
+    (path, line)
+}

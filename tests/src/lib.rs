@@ -91,6 +91,9 @@ pub mod domain {
     pub const SLOW_CONSUMER_STOPPED: u32 = 82;
     pub const STATE_LOG: u32 = 83;
     pub const QOS_ONE_SIDED: u32 = 84;
+    pub const EXPERIMENT_LATENCY: u32 = 87;
+    pub const EXPERIMENT_LOCKSTEP: u32 = 88;
+    pub const EXPERIMENT_INTERRUPT: u32 = 89;
 }
 
 /// The repository root (this crate lives in `tests/`).

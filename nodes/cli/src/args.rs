@@ -100,6 +100,8 @@ pub enum Command {
     /// Measure the transport and the lockstep
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run a matrix of benches from an experiment file: table, CSV, HTML report with plots
+    Experiment(crate::experiment::ExperimentArgs),
     /// Watch a run live: a Foxglove WebSocket server (scene, cameras, lidar, clock, assignments)
     View(ViewArgs),
 }
@@ -455,6 +457,14 @@ pub struct LockstepArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Delivery {
+    /// The DDS receive thread hands each sample to the application (`Subscriber::into_listener`)
+    Listener,
+    /// A thread blocked on the reader takes each sample (`Subscriber::take_wait`)
+    Thread,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Role {
     /// Spawn the pong process and run ping here
     Both,
@@ -488,12 +498,19 @@ pub struct LatencyArgs {
     /// Which side(s) of the round trip this process runs
     #[arg(long, value_enum, default_value_t = Role::Both)]
     pub role: Role,
+    /// How samples reach the application on both sides: a listener in the DDS receive
+    /// thread (as ddsperf measures), or a thread blocked on the reader (as convoy's nodes read)
+    #[arg(long, value_enum, default_value_t = Delivery::Listener)]
+    pub delivery: Delivery,
     /// A reference measured in the same run
     #[arg(long, value_enum)]
     pub baseline: Option<Baseline>,
     /// Write the results as CSV
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write every measured round trip as CSV (size_bytes, rtt_us): for latency CDFs
+    #[arg(long, value_name = "FILE")]
+    pub samples_out: Option<PathBuf>,
     /// Also send a burst of this many samples one way and count what arrives (0: skip)
     #[arg(long, default_value_t = 0)]
     pub burst: u64,

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod assignments_cmd;
 pub mod bench;
+pub mod experiment;
 pub mod graph;
 pub mod host;
 pub mod launch;
@@ -82,6 +83,12 @@ pub fn run(cli: Cli) -> Result<()> {
             world_cmd::run(&node, &a.command, a.timeout)
         }
         Command::Bench(cmd) => bench::run(cli.domain, cli.qos.as_ref(), &cmd),
+        Command::Experiment(a) => {
+            if cli.qos.is_some() {
+                anyhow::bail!("--qos does not apply to `convoy experiment`: list the QoS files in the experiment's matrix.qos");
+            }
+            experiment::run(cli.domain, &a)
+        }
         Command::Record(a) => record_cmd::record(cli.domain, cli.qos.as_ref(), &a),
         Command::Replay(a) => record_cmd::replay(cli.domain, cli.qos.as_ref(), &a),
         Command::View(a) => view(cli.domain, cli.qos, &a),

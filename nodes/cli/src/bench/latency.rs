@@ -6,9 +6,7 @@
 //! monotonic clock, so the two hosts' clocks never mix. A ping unanswered within
 //! `--loss-timeout` counts as lost.
 
-use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -17,19 +15,12 @@ use convoy_core::messages::BenchSample;
 use convoy_core::qos::QosSpec;
 use convoy_core::topics::{self, TopicClass};
 
+use super::echo::{self, Answers, BURST_BASE, BURST_END, PONG_READY, STOP_SEQ};
 use super::{percentile, two_netns_hosts, write_csv, ConvoyArgs, Stats};
-use crate::args::{check_each, check_range, Baseline, LatencyArgs, Role};
+use crate::args::{check_each, check_range, Baseline, Delivery, LatencyArgs, Role};
 use crate::launch::HostAddress;
-use crate::process::{spawn_until_ready, stop_flag, StopOnDrop};
+use crate::process::{spawn_until_ready, StopOnDrop};
 
-/// The line the pong process prints once its endpoints exist.
-const PONG_READY: &str = "pong ready";
-/// A ping with this sequence number tells the pong process to exit.
-const STOP_SEQ: u64 = u64::MAX;
-/// Burst samples are numbered from here so they never look like round-trip pings.
-const BURST_BASE: u64 = 1 << 62;
-/// Ends a burst: the pong side answers it with the number of burst samples it received.
-const BURST_END: u64 = u64::MAX - 1;
 const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
 /// Round trips before measuring each size (connection warm-up, allocator, caches).
 const WARMUP: Duration = Duration::from_millis(300);
@@ -95,11 +86,11 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()>
         "pings per second (0: full rate)",
     )?;
     match args.role {
-        Role::Pong => pong(domain, qos),
+        Role::Pong => pong(domain, qos, args.delivery),
         Role::Ping => ping_and_report(domain, qos, args),
         Role::Both if args.netns_hosts.is_some() => between_namespaces(domain, qos, args),
         Role::Both => {
-            let _pong = spawn_pong(domain, qos, &HostAddress::Local)?;
+            let _pong = spawn_pong(domain, qos, args.delivery, &HostAddress::Local)?;
             ping_and_report(domain, qos, args)
         }
     }
@@ -116,7 +107,7 @@ fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) ->
     println!(
         "ping on host {ping_host} (netns {ping_ns}), pong on host {pong_host} (netns {pong_ns})"
     );
-    let _pong = spawn_pong(domain, qos, &HostAddress::Netns(pong_ns))?;
+    let _pong = spawn_pong(domain, qos, args.delivery, &HostAddress::Netns(pong_ns))?;
     let mut ping = ConvoyArgs::new(domain, qos, &["bench", "latency", "--role", "ping"])
         .list("--sizes", &args.sizes)
         .flag("--duration", args.duration)
@@ -125,48 +116,38 @@ fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) ->
         .flag("--burst", args.burst)
         .flag("--loss-timeout", args.loss_timeout)
         .flag("--match-timeout", args.match_timeout)
+        .flag("--delivery", delivery_name(args.delivery))
         .out(args.out.as_deref())
+        .samples_out(args.samples_out.as_deref())
         .command(&HostAddress::Netns(ping_ns), "ping")?;
     crate::process::run(&mut ping, "the ping side")
 }
 
 /// Answers every ping until a stop sample or Ctrl-C/SIGTERM.
-fn pong(domain: u32, qos: Option<&QosSpec>) -> Result<()> {
+fn pong(domain: u32, qos: Option<&QosSpec>, delivery: Delivery) -> Result<()> {
     let node = crate::tool_node(domain, qos, "bench/pong")?;
-    let mut pings: Subscriber<BenchSample> = node.subscriber(&topics::bench_ping())?;
+    let pings: Subscriber<BenchSample> = node.subscriber(&topics::bench_ping())?;
     let pongs: Publisher<BenchSample> = node.publisher(&topics::bench_pong())?;
-    let stop = stop_flag()?;
-    println!("{PONG_READY}");
-    std::io::stdout().flush().ok();
-    let mut burst_received = 0u64;
-    while !stop.load(Ordering::Relaxed) {
-        for sample in pings.take_wait(256, Duration::from_millis(100)) {
-            let answer = match sample.value.seq {
-                STOP_SEQ => return Ok(()),
-                // Burst samples are counted, not echoed: the test is one-way delivery.
-                BURST_END => BenchSample {
-                    seq: BURST_END,
-                    sent_ns: std::mem::take(&mut burst_received) as i64,
-                    payload: Vec::new(),
-                },
-                seq if seq >= BURST_BASE => {
-                    burst_received += 1;
-                    continue;
-                }
-                _ => sample.value,
-            };
-            if let Err(e) = pongs.write(answer) {
-                tracing::warn!("pong write failed: {e}");
-            }
-        }
+    echo::pong(pings, pongs, delivery)
+}
+
+fn delivery_name(delivery: Delivery) -> &'static str {
+    match delivery {
+        Delivery::Listener => "listener",
+        Delivery::Thread => "thread",
     }
-    Ok(())
 }
 
 /// Starts `convoy bench latency --role pong` as a child and waits (bounded) until it is ready;
 /// it is stopped when the result drops.
-fn spawn_pong(domain: u32, qos: Option<&QosSpec>, host: &HostAddress) -> Result<StopOnDrop> {
+fn spawn_pong(
+    domain: u32,
+    qos: Option<&QosSpec>,
+    delivery: Delivery,
+    host: &HostAddress,
+) -> Result<StopOnDrop> {
     let mut pong = ConvoyArgs::new(domain, qos, &["bench", "latency", "--role", "pong"])
+        .flag("--delivery", delivery_name(delivery))
         .command(host, "pong")?;
     let ready = |line: &str| line == PONG_READY;
     let pong = spawn_until_ready(&mut pong, "the pong process", MATCH_TIMEOUT, ready)?;
@@ -175,7 +156,7 @@ fn spawn_pong(domain: u32, qos: Option<&QosSpec>, host: &HostAddress) -> Result<
 
 struct Pinger {
     pings: Publisher<BenchSample>,
-    pongs: Subscriber<BenchSample>,
+    answers: Answers,
     next_seq: u64,
     epoch: Instant,
 }
@@ -197,10 +178,10 @@ impl Pinger {
             if now >= until {
                 return Ok(None);
             }
-            for sample in self.pongs.take_wait(16, until - now) {
-                // Older answers (to pings already counted lost) are skipped.
-                if sample.value.seq == seq {
-                    return Ok(Some(sent.elapsed().as_secs_f64() * 1e6));
+            // Older answers (to pings already counted lost) are skipped.
+            if let Some((answer, arrived)) = self.answers.next(until - now) {
+                if answer.seq == seq {
+                    return Ok(Some(arrived.duration_since(sent).as_secs_f64() * 1e6));
                 }
             }
         }
@@ -222,7 +203,7 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
     pongs.wait_for_match(1, match_timeout)?;
     let mut pinger = Pinger {
         pings,
-        pongs,
+        answers: Answers::new(pongs, args.delivery),
         next_seq: 0,
         epoch: Instant::now(),
     };
@@ -238,14 +219,22 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
         }
     }
 
-    println!("convoy bench latency: domain {domain}, QoS {label}");
+    println!(
+        "convoy bench latency: domain {domain}, QoS {label}, delivery {}",
+        delivery_name(args.delivery)
+    );
     println!(
         "{:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>6}",
         "size", "p50 us", "p90 us", "p99 us", "max us", "rt/s", "MB/s", "lost"
     );
     let mut rows = Vec::new();
+    let mut samples = Vec::new();
     for &size in &args.sizes {
-        let row = measure_size(&mut pinger, size, args, loss_timeout, &label)?;
+        let (row, rtts) = measure_size(&mut pinger, size, args, loss_timeout, &label)?;
+        samples.extend(
+            rtts.into_iter()
+                .map(|rtt| vec![size.to_string(), format!("{rtt:.1}")]),
+        );
         println!(
             "{:>9} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1} {:>10.2} {:>6}",
             row.size_bytes,
@@ -293,6 +282,10 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
         write_csv(out, CSV_HEADER, rows.iter().map(LatencyRow::csv))?;
         eprintln!("wrote {}", out.display());
     }
+    if let Some(out) = &args.samples_out {
+        write_csv(out, &["size_bytes", "rtt_us"], samples)?;
+        eprintln!("wrote {}", out.display());
+    }
     Ok(())
 }
 
@@ -302,7 +295,7 @@ fn measure_size(
     args: &LatencyArgs,
     loss_timeout: Duration,
     label: &str,
-) -> Result<LatencyRow> {
+) -> Result<(LatencyRow, Vec<f64>)> {
     let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
     let warmup_until = Instant::now() + WARMUP;
     while Instant::now() < warmup_until {
@@ -329,8 +322,8 @@ fn measure_size(
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let (round_trips, stats) = (rtts.len() as u64, Stats::of(rtts));
-    Ok(LatencyRow {
+    let (round_trips, stats) = (rtts.len() as u64, Stats::of(rtts.clone()));
+    let row = LatencyRow {
         size_bytes: size,
         qos_profile: label.to_string(),
         round_trips,
@@ -340,7 +333,8 @@ fn measure_size(
         max_us: stats.max,
         msgs_per_s: round_trips as f64 / elapsed,
         lost,
-    })
+    };
+    Ok((row, rtts))
 }
 
 /// Writes `count` samples back to back one way; the pong side counts what arrives. A reliable
@@ -372,9 +366,9 @@ fn burst(pinger: &mut Pinger, count: u64, loss_timeout: Duration) -> Result<()> 
     let until = Instant::now() + loss_timeout.max(Duration::from_secs(10));
     let mut received = None;
     while received.is_none() && Instant::now() < until {
-        for s in pinger.pongs.take_wait(16, Duration::from_millis(50)) {
-            if s.value.seq == BURST_END {
-                received = Some(s.value.sent_ns as u64);
+        if let Some((answer, _)) = pinger.answers.next(Duration::from_millis(50)) {
+            if answer.seq == BURST_END {
+                received = Some(answer.sent_ns as u64);
             }
         }
     }

@@ -3,6 +3,7 @@
 //! `convoy` process some of them start.
 
 pub mod bridge;
+mod echo;
 mod image_sink;
 pub mod images;
 pub mod latency;
@@ -172,10 +173,20 @@ impl ConvoyArgs {
 
     /// `--out PATH`, made absolute: the other process may run in another working directory.
     pub fn out(self, out: Option<&Path>) -> ConvoyArgs {
-        match out {
-            Some(out) => {
-                let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-                self.flag("--out", out.display())
+        self.path("--out", out)
+    }
+
+    /// `--samples-out PATH`, made absolute.
+    pub fn samples_out(self, out: Option<&Path>) -> ConvoyArgs {
+        self.path("--samples-out", out)
+    }
+
+    /// `FLAG PATH` with the path made absolute, when there is one.
+    fn path(self, flag: &str, path: Option<&Path>) -> ConvoyArgs {
+        match path {
+            Some(path) => {
+                let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+                self.flag(flag, path.display())
             }
             None => self,
         }
