@@ -226,6 +226,9 @@ pub use dds::{
 };
 /// convoy changes 5, 8, 9: transport settings of a participant.
 pub use rtps::pacing::{PacingRate, TransportTuning};
+/// convoy change 39: link emulation (delay, jitter, loss, rate per destination
+/// host) of a participant's sends.
+pub use network::link_emulation::{LinkConditions, LinkEmulation};
 /// convoy change 38: a reader's listener (`DataReader::set_data_listener`).
 pub use mio_source::DataListener;
 /// Needed to specify serialized data representation in case it is other than

@@ -1,4 +1,5 @@
 pub mod constant;
+pub mod link_emulation;
 pub mod udp_listener;
 pub mod udp_sender;
 pub mod util;

@@ -37,7 +37,7 @@ use crate::{
     discovery_db::DiscoveryDB,
     sedp_messages::{DiscoveredReaderData, DiscoveredTopicData, DiscoveredWriterData},
   },
-  network::{constant::*, udp_listener::UDPListener},
+  network::{constant::*, link_emulation::LinkEmulation, udp_listener::UDPListener},
   polling::{
     ready_channel, wake_channel, wake_channel_unbounded, LoopWaker, ReadySender, WakeReceiver,
     WakeSender, WakeUnboundedSender,
@@ -192,6 +192,17 @@ impl DomainParticipantBuilder {
   /// 1280, one fragment per 1500-byte datagram). Clamped to 256..=60,000.
   pub fn fragment_size(mut self, bytes: usize) -> Self {
     self.transport.fragment_size = bytes.clamp(256, 60_000);
+    self
+  }
+
+  /// convoy change 39: emulate a link on every datagram this participant sends
+  /// (both the event loop's and a writer's application-thread push): delay,
+  /// jitter, loss and rate per destination host, for experiments where the
+  /// kernel has no netem. Delayed datagrams wait in a queue that one thread of
+  /// the participant sends from. `None` (the default), or an emulation with no
+  /// conditions: no thread, and sending costs one test more than before.
+  pub fn link_emulation(mut self, emulation: Option<LinkEmulation>) -> Self {
+    self.transport.link_emulation = emulation.filter(LinkEmulation::is_active);
     self
   }
 

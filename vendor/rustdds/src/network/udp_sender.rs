@@ -15,7 +15,10 @@ use log::{debug, error, info, trace, warn};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use crate::{
-  network::util::get_local_multicast_ip_addrs_filtered,
+  network::{
+    link_emulation::{EgressSocket, LinkEmulator},
+    util::get_local_multicast_ip_addrs_filtered,
+  },
   rtps::{
     outbound::{ControlQueue, Datagram, SendOutcome, SocketId, CONTROL_QUEUE_WARN_LEN},
     transmit::InterfaceSelector,
@@ -32,7 +35,11 @@ pub struct UDPSender {
   // One multicast sender socket per local interface, keyed by the interface it
   // was bound to (its `InterfaceSelector`). This lets us target a single
   // interface instead of sending on all of them.
-  multicast_sockets: Vec<(InterfaceSelector, UdpSocket)>,
+  multicast_sockets: Vec<(InterfaceSelector, Arc<UdpSocket>)>,
+
+  // convoy change 39: the participant's link emulation, if it has one; every
+  // datagram goes through it.
+  link: Option<Arc<LinkEmulator>>,
 
   // nonblocking-transmit: per-socket never-dropped control queue. A control
   // datagram is enqueued only when its socket is currently congested
@@ -155,12 +162,16 @@ impl UDPSender {
         }
       };
 
-      multicast_sockets.push((InterfaceSelector::Ip(multicast_if_ipaddr), mc_socket));
+      multicast_sockets.push((
+        InterfaceSelector::Ip(multicast_if_ipaddr),
+        Arc::new(mc_socket),
+      ));
     } // end for
 
     let sender = Self {
       unicast_socket: Arc::new(unicast_socket),
       multicast_sockets,
+      link: None,
       control_queues: RefCell::new(HashMap::new()),
     };
     info!("UDPSender::new() --> {sender:?}");
@@ -172,17 +183,23 @@ impl UDPSender {
     Self::new(0)
   }
 
+  /// convoy change 39: every datagram from now on goes through `link`.
+  pub(crate) fn with_link_emulation(mut self, link: Option<Arc<LinkEmulator>>) -> Self {
+    self.link = link;
+    self
+  }
+
   /// convoy change 35: the unicast send socket, for a writer's application
-  /// thread (`rtps::fast_push`).
-  pub(crate) fn unicast_socket_handle(&self) -> Arc<UdpSocket> {
-    Arc::clone(&self.unicast_socket)
+  /// thread (`rtps::fast_push`), with the link emulation (change 39).
+  pub(crate) fn unicast_socket_handle(&self) -> EgressSocket {
+    EgressSocket::new(Arc::clone(&self.unicast_socket), self.link.clone())
   }
 
   // --- nonblocking-transmit: socket enumeration & raw non-blocking send ------
 
-  fn socket_ref(&self, id: SocketId) -> Option<&UdpSocket> {
+  fn socket_ref(&self, id: SocketId) -> Option<&Arc<UdpSocket>> {
     match id {
-      SocketId::Unicast => Some(&*self.unicast_socket),
+      SocketId::Unicast => Some(&self.unicast_socket),
       SocketId::Multicast(i) => self.multicast_sockets.get(i).map(|(_, s)| s),
     }
   }
@@ -227,7 +244,12 @@ impl UDPSender {
       trace!("raw_send: {id:?} cannot reach {addr} (address family mismatch), dropping");
       return SendOutcome::Dropped;
     }
-    match socket.send_to(buffer, addr) {
+    let sent = match &self.link {
+      None => socket.send_to(buffer, addr),
+      // convoy change 39: now, later from the emulation thread, or dropped.
+      Some(link) => link.send_to(socket, buffer, addr),
+    };
+    match sent {
       Ok(bytes_sent) => {
         if bytes_sent != buffer.len() {
           error!(
@@ -590,6 +612,45 @@ mod tests {
     assert_eq!(rec_data_1, data);
     assert_eq!(rec_data_2.len(), 6);
     assert_eq!(rec_data_2, data);
+  }
+
+  // convoy change 39: with a link emulation, both the event loop's sends and
+  // the application thread's (the handle writers push through) are delayed,
+  // and keep their order.
+  #[test]
+  fn a_link_emulation_delays_both_send_paths_in_order() {
+    use std::time::{Duration, Instant};
+
+    use crate::network::link_emulation::{LinkConditions, LinkEmulation};
+
+    let receiver = UdpSocket::bind("127.0.0.1:0").unwrap();
+    receiver
+      .set_read_timeout(Some(Duration::from_secs(5)))
+      .unwrap();
+    let to = receiver.local_addr().unwrap();
+    let emulation = LinkEmulation {
+      default: Some(LinkConditions {
+        delay: Duration::from_millis(30),
+        ..Default::default()
+      }),
+      ..Default::default()
+    };
+    let sender = UDPSender::new_with_random_port()
+      .unwrap()
+      .with_link_emulation(LinkEmulator::start(&emulation));
+    let application_thread = sender.unicast_socket_handle();
+
+    let start = Instant::now();
+    sender.send_to_locator(&[1; 8], &Locator::from(to));
+    application_thread.send_to(&[2; 8], to).unwrap();
+    sender.send_to_locator(&[3; 8], &Locator::from(to));
+    let mut buf = [0u8; 16];
+    for expected in 1..=3u8 {
+      let n = receiver.recv(&mut buf).unwrap();
+      assert_eq!(&buf[..n], &[expected; 8]);
+      let waited = start.elapsed();
+      assert!(waited >= Duration::from_millis(30), "{waited:?}");
+    }
   }
 
   // The unicast socket is IPv4-only, so an IPv6 destination is unreachable and

@@ -25,6 +25,7 @@ use crate::{
   messages::submessages::submessages::AckSubmessage,
   network::{
     constant::SPDP_LOCALHOST_PEER_COUNT,
+    link_emulation::LinkEmulator,
     udp_listener::UDPListener,
     udp_sender::UDPSender,
     util::{local_interface_table, localhost_spdp_peer_locators, IfAddr},
@@ -291,7 +292,9 @@ impl DPEventLoop {
     let udp_sender = try_init!(
       UDPSender::new_with_networks(0, only_networks.as_deref(), socket_send_buffer_size),
       "UDPSender construction fail"
-    );
+    )
+    // convoy change 39: the participant's link emulation, if any.
+    .with_link_emulation(transport.link_emulation.as_ref().and_then(LinkEmulator::start));
 
     #[cfg(not(feature = "security"))]
     let security_plugins_opt = security_plugins_opt.and(None); // make sure it is None an consume value

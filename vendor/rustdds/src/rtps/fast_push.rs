@@ -18,7 +18,7 @@
 
 use std::{
   io,
-  net::{SocketAddr, UdpSocket},
+  net::SocketAddr,
   sync::{
     atomic::{AtomicI32, AtomicU64, Ordering},
     Arc, Mutex, MutexGuard, TryLockError,
@@ -31,6 +31,7 @@ use log::{debug, trace};
 use speedy::Endianness;
 
 use crate::{
+  network::link_emulation::EgressSocket,
   rtps::{writer_send_buffer::WriterSendBuffer, MessageBuilder},
   structure::{
     guid::{EntityId, GUID},
@@ -42,8 +43,9 @@ use crate::{
 /// event loop only.
 #[derive(Clone, Debug)]
 pub(crate) struct FastRoute {
-  /// A handle on the participant's unicast send socket.
-  pub socket: Arc<UdpSocket>,
+  /// A handle on the participant's unicast send socket (through its link
+  /// emulation, change 39, if it has one).
+  pub socket: EgressSocket,
   /// One datagram goes to each (the matched readers' routes, deduplicated);
   /// shared with the Writer, which rebuilds the route after every action.
   pub destinations: Arc<[SocketAddr]>,
@@ -227,7 +229,7 @@ impl Default for FastPush {
 
 #[cfg(test)]
 mod tests {
-  use std::time::Duration as StdDuration;
+  use std::{net::UdpSocket, time::Duration as StdDuration};
 
   use bytes::Bytes;
 
@@ -268,7 +270,7 @@ mod tests {
       .set_read_timeout(Some(StdDuration::from_secs(5)))
       .unwrap();
     let route = FastRoute {
-      socket: Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap()),
+      socket: EgressSocket::new(Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap()), None),
       destinations: vec![reader.local_addr().unwrap()].into(),
       max_payload: 1000,
       writer_guid: guid,

@@ -20,7 +20,10 @@ use std::{
   time::{Duration, Instant},
 };
 
-use crate::rtps::constant::{FRAGMENT_SIZE, MAX_UDP_DATAGRAM_BUDGET};
+use crate::{
+  network::link_emulation::LinkEmulation,
+  rtps::constant::{FRAGMENT_SIZE, MAX_UDP_DATAGRAM_BUDGET},
+};
 
 /// At most `bytes_per_period` bytes of datagrams in any `period` (a token
 /// bucket of that size, refilled continuously at that rate).
@@ -52,8 +55,8 @@ impl PacingRate {
   }
 }
 
-/// Transport settings of a participant beyond the DDS QoS (convoy changes 5, 8
-/// and 9), set with `DomainParticipantBuilder`.
+/// Transport settings of a participant beyond the DDS QoS (convoy changes 5, 8,
+/// 9 and later), set with `DomainParticipantBuilder`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TransportTuning {
   /// Hosts announced to by unicast SPDP (change 5).
@@ -78,6 +81,10 @@ pub struct TransportTuning {
   /// convoy change 35: a writer may send a small sample from the thread that
   /// writes it (`rtps::fast_push`) when nothing needs the event loop.
   pub application_thread_push: bool,
+  /// convoy change 39: delay, jitter, loss and rate applied to every datagram
+  /// the participant sends, per destination host (`network::link_emulation`).
+  /// None: datagrams go straight to the socket.
+  pub link_emulation: Option<LinkEmulation>,
 }
 
 impl Default for TransportTuning {
@@ -91,6 +98,7 @@ impl Default for TransportTuning {
       max_unacked_bytes: None,
       keep_last_replaces_unacked: false,
       application_thread_push: true,
+      link_emulation: None,
     }
   }
 }

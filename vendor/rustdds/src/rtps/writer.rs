@@ -2,7 +2,7 @@ use std::{
   cell::RefCell,
   cmp::{max, min},
   collections::{BTreeMap, BTreeSet},
-  net::{SocketAddr, UdpSocket},
+  net::SocketAddr,
   ops::Bound::Included,
   rc::Rc,
   sync::{mpsc::TrySendError, Arc},
@@ -25,7 +25,7 @@ use crate::{
     },
   },
   messages::submessages::submessages::AckSubmessage,
-  network::{udp_sender::UDPSender, util::IfAddr},
+  network::{link_emulation::EgressSocket, udp_sender::UDPSender, util::IfAddr},
   polling::SharedTimer,
   rtps::{
     constant::{
@@ -313,7 +313,7 @@ pub(crate) struct Writer {
   // datagram per destination), None while some matched reader cannot be
   // reached that way; and the socket it goes out of.
   fast_destinations: Option<Arc<[SocketAddr]>>,
-  fast_socket: Arc<UdpSocket>,
+  fast_socket: EgressSocket,
   // Inside `synced_with_fast_push` (which holds the lock and publishes the
   // route when the action ends).
   fast_push_held: bool,
@@ -2762,7 +2762,7 @@ impl Writer {
       }),
     });
     Some(FastRoute {
-      socket: Arc::clone(&self.fast_socket),
+      socket: self.fast_socket.clone(),
       destinations: Arc::clone(destinations),
       max_payload,
       writer_guid: self.my_guid,
