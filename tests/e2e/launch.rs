@@ -10,9 +10,9 @@ use convoy_tests::files::{
     LATENCY_CSV,
 };
 use convoy_tests::{
-    convoy, convoy_on, domain, find_node_process, netns, repo_root, run_ok, run_with_timeout,
-    sigkill, topic_list_until, wait_for_line, wait_nodes_gone, wait_until, watchdog, workspace_bin,
-    ChildGuard, Namespaces,
+    convoy, convoy_on, domain, find_node_process, netns, repo_root, run_fails, run_ok,
+    run_with_timeout, sigkill, topic_list_until, wait_for_line, wait_nodes_gone, wait_until,
+    watchdog, workspace_bin, ChildGuard, Namespaces,
 };
 
 /// A four-car scenario and its launch file over three namespace hosts: the coordinator, a1 and
@@ -478,4 +478,112 @@ fn static_discovery_peers_work_on_a_network_without_multicast() {
     for row in rows {
         assert!(row.trim_end().ends_with(" 0"), "lost samples: {row}");
     }
+}
+
+/// The p50 of `convoy bench latency --netns-hosts FILE --sizes 64` in µs, with the command's
+/// output (stdout, then stderr).
+fn round_trip_p50(file: &Path, domain: u32) -> (f64, String) {
+    let (ok, out, err) = run_with_timeout(
+        convoy_on(domain)
+            .env("RUST_LOG", "warn,rustdds=error")
+            .env_remove("CONVOY_LINK")
+            .args(["bench", "latency", "--netns-hosts"])
+            .arg(file)
+            .args(["--sizes", "64", "--duration", "2"]),
+        Duration::from_secs(120),
+    );
+    let all = format!("{out}\n{err}");
+    assert!(ok, "bench latency over {} failed:\n{all}", file.display());
+    let row: Vec<&str> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .find(|words: &Vec<&str>| words.first() == Some(&"64"))
+        .unwrap_or_else(|| panic!("no 64 B row:\n{all}"));
+    let p50 = row[1].parse().unwrap_or_else(|_| panic!("p50 of {row:?}"));
+    assert_eq!(row.last(), Some(&"0"), "lost round trips:\n{all}");
+    (p50, all)
+}
+
+/// Issue 20: a launch file's 20 ms link delay on both hosts adds 40 ms (± 10%) to a 64 B round
+/// trip between them — by netem where the kernel has it, otherwise by the emulation in convoy's
+/// transport (vendored rustdds change 39), which `convoy netns up` says it uses.
+#[test]
+fn a_20_ms_link_delay_each_way_adds_40_ms_to_a_round_trip() {
+    watchdog("link delay", Duration::from_secs(300));
+    let dir = scratch_dir("link_delay");
+    let d = domain::LINK_DELAY;
+    let clean =
+        LaunchFile::two_netns_hosts(d, ("cvd_p0", &[]), ("cvd_q0", &[])).write(&dir, "clean.toml");
+    let link = ["link = { delay_ms = 20.0 }"];
+    let delayed = LaunchFile::two_netns_hosts(d, ("cvd_p20", &link), ("cvd_q20", &link))
+        .write(&dir, "delayed.toml");
+    let _clean = Namespaces::up(&clean);
+    let _delayed = Namespaces(delayed.clone());
+    let up = run_ok(
+        convoy().args(["netns", "up"]).arg(&delayed),
+        Duration::from_secs(60),
+    );
+    let emulated = "link delay: emulated in convoy's transport (no netem in this kernel)";
+    let said = |host: &str| {
+        [emulated, "link delay: netem"]
+            .into_iter()
+            .find(|line| up.contains(&format!("host {host}: {line}")))
+    };
+    let (Some(p), Some(q)) = (said("p"), said("q")) else {
+        panic!("netns up did not say how it delays:\n{up}");
+    };
+    assert_eq!(p, q, "{up}");
+
+    let (without, _) = round_trip_p50(&clean, d);
+    let (with, out) = round_trip_p50(&delayed, d);
+    let added_ms = (with - without) / 1e3;
+    eprintln!(
+        "64 B round trip p50: {without:.1} µs without delay, {with:.1} µs with 20 ms each way \
+         ({p}): +{added_ms:.2} ms"
+    );
+    assert!(
+        (36.0..=44.0).contains(&added_ms),
+        "20 ms each way added {added_ms:.2} ms to the round trip (p50 {without:.1} -> \
+         {with:.1} µs):\n{out}"
+    );
+    if p == emulated {
+        // Ping and pong each say which emulation they send through.
+        let said = out
+            .matches("link emulation in convoy's transport (CONVOY_LINK): ")
+            .count();
+        assert_eq!(said, 2, "{out}");
+        assert!(out.contains("delay 20 ms to every other host"), "{out}");
+    }
+    netns("down", &delayed);
+    netns("down", &clean);
+}
+
+/// A bad CONVOY_LINK stops a node at start with the variable, the entry and the bad key.
+#[test]
+fn a_bad_link_emulation_value_names_the_variable_and_the_key() {
+    let err = run_fails(
+        convoy_on(domain::LINK_BAD_VALUE)
+            .env("CONVOY_LINK", "10.77.0.2:delay_ms=20,jiter_ms=2")
+            .args(["topic", "list", "--wait", "1"]),
+        Duration::from_secs(30),
+    );
+    assert!(
+        err.contains(
+            "CONVOY_LINK='10.77.0.2:delay_ms=20,jiter_ms=2': entry \
+             '10.77.0.2:delay_ms=20,jiter_ms=2': unknown key 'jiter_ms' (keys: delay_ms, \
+             jitter_ms, loss_pct, rate_mbit)"
+        ),
+        "{err}"
+    );
+    let err = run_fails(
+        convoy_on(domain::LINK_BAD_VALUE)
+            .env("CONVOY_LINK", "delay_ms=soon")
+            .args(["topic", "list", "--wait", "1"]),
+        Duration::from_secs(30),
+    );
+    assert!(
+        err.contains("CONVOY_LINK='delay_ms=soon'")
+            && err.contains("delay_ms='soon': expected a number 0..=60000 (ms)"),
+        "{err}"
+    );
 }

@@ -91,6 +91,8 @@ pub mod domain {
     pub const SLOW_CONSUMER_STOPPED: u32 = 82;
     pub const STATE_LOG: u32 = 83;
     pub const QOS_ONE_SIDED: u32 = 84;
+    pub const LINK_DELAY: u32 = 85;
+    pub const LINK_BAD_VALUE: u32 = 86;
     pub const EXPERIMENT_LATENCY: u32 = 87;
     pub const EXPERIMENT_LOCKSTEP: u32 = 88;
     pub const EXPERIMENT_INTERRUPT: u32 = 89;

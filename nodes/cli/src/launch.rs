@@ -9,7 +9,8 @@
 //!
 //! [hosts.a]
 //! address = "netns:convoy_a"            # "local", "netns:NAME" or "ssh://user@host"
-//! link = { delay_ms = 2.0, loss_pct = 1.0 }   # netns hosts: tc netem on the host's link
+//! link = { delay_ms = 2.0, loss_pct = 1.0 }   # netns hosts: what the host sends (netem, or
+//!                                             # docs/TRANSPORT.md "Link emulation" without it)
 //!
 //! [[nodes]]
 //! kind = "coordinator"
@@ -99,7 +100,9 @@ pub struct RunSection {
 pub struct HostSpec {
     /// `local`, `netns:NAME` or `ssh://user@host`.
     pub address: String,
-    /// Link conditions for experiments (netns hosts: applied by `convoy netns up`).
+    /// Link conditions for experiments on what the host sends (netns hosts: applied by
+    /// `convoy netns up`, with netem; where the kernel has none, delay and jitter are emulated
+    /// in convoy's transport and loss and rate stay in the kernel: nftables and tbf).
     pub link: Option<LinkSpec>,
     /// netns hosts: the host's address on the bridge, `10.77.0.N/24`; derived when absent.
     pub ip: Option<String>,

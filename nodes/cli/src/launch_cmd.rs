@@ -2,7 +2,7 @@
 //! `convoy netns up|down FILE` (the network namespaces a launch file's `netns:` hosts live in,
 //! joined by a bridge with a multicast route, with per-host link conditions).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::launch::{HostAddress, LaunchFile, LinkSpec};
@@ -116,6 +116,14 @@ pub fn launch(args: &LaunchArgs) -> Result<()> {
             }
         }
     }
+    for (name, ns, _, _, link) in &network(&launch).hosts {
+        if link.is_some_and(|l| l.delay_ms > 0.0 || l.jitter_ms > 0.0) {
+            println!(
+                "host {name}: {}",
+                link_delay_line(emulated_link(ns).is_some())
+            );
+        }
+    }
     let stop = stop_flag()?;
     run_until_done(&nodes, "coordinator", &stop, true, |_| {})
 }
@@ -220,10 +228,18 @@ pub fn netns_up(file: &Path) -> Result<()> {
         sh(&format!("ip -n {ns} route replace 224.0.0.0/4 dev eth0"))?;
         match link {
             Some(l) => {
-                apply_link(ns, l).with_context(|| format!("host {name}: link conditions"))?;
+                let address = ip.split('/').next().unwrap_or(ip);
+                let emulated = apply_link(ns, address, l)
+                    .with_context(|| format!("host {name}: link conditions"))?;
                 println!("host {name}: netns {ns}, {ip}, link {l:?}");
+                if l.delay_ms > 0.0 || l.jitter_ms > 0.0 {
+                    println!("host {name}: {}", link_delay_line(emulated));
+                }
             }
-            None => println!("host {name}: netns {ns}, {ip}"),
+            None => {
+                forget_emulated_link(ns)?;
+                println!("host {name}: netns {ns}, {ip}");
+            }
         }
     }
     println!("bridge {} up (10.77.{}.0/24)", net.bridge, net.subnet);
@@ -238,6 +254,7 @@ pub fn netns_down(file: &Path) -> Result<()> {
         if netns_exists(ns) {
             sh(&format!("ip netns del {ns}"))?;
         }
+        forget_emulated_link(ns)?;
         // Deleting the namespace usually takes the veth pair with it.
         if link_exists(veth) {
             let _ = Command::new("ip")
@@ -257,12 +274,58 @@ pub fn netns_down(file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Link conditions on a namespace's eth0 (egress): `tc netem` where the kernel has it;
-/// otherwise loss through nftables (random drop of UDP) and rate through `tbf`, and a clear
-/// error for delay, which needs netem.
-fn apply_link(ns: &str, l: &LinkSpec) -> Result<()> {
+/// Where `convoy netns up` leaves the link emulation of a namespace's nodes (the
+/// `CONVOY_LINK` value, one file per namespace) when the kernel has no netem to delay with.
+const EMULATED_LINKS: &str = "/run/convoy/netns";
+
+fn emulated_link_file(ns: &str) -> PathBuf {
+    Path::new(EMULATED_LINKS).join(format!("{ns}.link"))
+}
+
+/// The `CONVOY_LINK` value every convoy process started in namespace `ns` gets
+/// ([`crate::run_cmd::on_host`]): set by `convoy netns up` where the namespace's link has a
+/// delay or jitter and the kernel no netem.
+pub fn emulated_link(ns: &str) -> Option<String> {
+    let text = std::fs::read_to_string(emulated_link_file(ns)).ok()?;
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
+}
+
+fn forget_emulated_link(ns: &str) -> Result<()> {
+    match std::fs::remove_file(emulated_link_file(ns)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", emulated_link_file(ns).display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The line `convoy netns up` and `convoy launch` print for a host whose link has a delay.
+fn link_delay_line(emulated: bool) -> &'static str {
+    if emulated {
+        "link delay: emulated in convoy's transport (no netem in this kernel)"
+    } else {
+        "link delay: netem"
+    }
+}
+
+/// The `CONVOY_LINK` value that gives a namespace's nodes its link's delay and jitter: to every
+/// destination but the namespace itself (its address `own`, and loopback), which netem on its
+/// eth0 would not delay either.
+fn link_emulation_value(own: &str, l: &LinkSpec) -> String {
+    format!(
+        "127.0.0.1:off;{own}:off;*:delay_ms={},jitter_ms={}",
+        l.delay_ms, l.jitter_ms
+    )
+}
+
+/// Link conditions on a namespace's egress: `tc netem` on its eth0 where the kernel has it.
+/// Otherwise loss through nftables (random drop of UDP) and rate through `tbf`, and delay and
+/// jitter emulated in convoy's transport: the namespace's `CONVOY_LINK` ([`emulated_link`]),
+/// which every convoy process started there gets. Returns whether delay is emulated so.
+fn apply_link(ns: &str, own: &str, l: &LinkSpec) -> Result<bool> {
     let qdisc = format!("tc -n {ns} qdisc replace dev eth0 root");
-    if Path::new("/sys/module/sch_netem").exists() || netem_available() {
+    if kernel_has_netem() {
+        forget_emulated_link(ns)?;
         let mut netem = format!(
             "{qdisc} netem delay {}ms {}ms loss {}%",
             l.delay_ms, l.jitter_ms, l.loss_pct
@@ -270,13 +333,18 @@ fn apply_link(ns: &str, l: &LinkSpec) -> Result<()> {
         if l.rate_mbit > 0.0 {
             netem += &format!(" rate {}mbit", l.rate_mbit);
         }
-        return sh(&netem);
+        sh(&netem)?;
+        return Ok(false);
     }
-    if l.delay_ms > 0.0 || l.jitter_ms > 0.0 {
-        bail!(
-            "delay and jitter need the kernel's netem qdisc (CONFIG_NET_SCH_NETEM), which this \
-             kernel lacks; loss_pct and rate_mbit work without it"
-        );
+    let emulated = l.delay_ms > 0.0 || l.jitter_ms > 0.0;
+    if emulated {
+        let file = emulated_link_file(ns);
+        std::fs::create_dir_all(EMULATED_LINKS)
+            .with_context(|| format!("cannot create {EMULATED_LINKS}"))?;
+        std::fs::write(&file, link_emulation_value(own, l) + "\n")
+            .with_context(|| format!("cannot write {}", file.display()))?;
+    } else {
+        forget_emulated_link(ns)?;
     }
     if l.rate_mbit > 0.0 {
         let rate = l.rate_mbit;
@@ -306,7 +374,11 @@ fn apply_link(ns: &str, l: &LinkSpec) -> Result<()> {
             bail!("nft could not install the loss rule in {ns} ({status})");
         }
     }
-    Ok(())
+    Ok(emulated)
+}
+
+fn kernel_has_netem() -> bool {
+    Path::new("/sys/module/sch_netem").exists() || netem_available()
 }
 
 /// Whether `tc` knows netem on this kernel (tried on a throwaway dummy qdisc check).
@@ -325,4 +397,35 @@ fn netem_available() -> bool {
                 ok
             })
             .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use convoy_core::dds::transport::{TransportSettings, LINK_ENV};
+
+    use super::*;
+
+    #[test]
+    fn an_emulated_namespace_link_delays_all_but_the_namespace_itself() {
+        let link = LinkSpec {
+            delay_ms: 20.0,
+            jitter_ms: 2.5,
+            ..LinkSpec::default()
+        };
+        let value = link_emulation_value("10.77.5.1", &link);
+        let settings =
+            TransportSettings::from_lookup(|var| (var == LINK_ENV).then(|| value.clone()))
+                .expect("the value a namespace's nodes get parses");
+        let emulation = settings.link.expect("an emulation");
+        let others = emulation.default.expect("every other host");
+        assert_eq!(others.delay, Duration::from_millis(20));
+        assert_eq!(others.jitter, Duration::from_micros(2500));
+        assert_eq!((others.loss_ppm, others.rate_bps), (0, 0));
+        for own in ["127.0.0.1", "10.77.5.1"] {
+            let ip = own.parse().expect("ip");
+            assert_eq!(emulation.conditions_for(ip), None, "{own} is delayed");
+        }
+    }
 }

@@ -23,6 +23,12 @@ pub fn on_host(host: &HostAddress, id: &str, program: &Path, args: Vec<String>) 
         HostAddress::Local => (program.to_path_buf(), args),
         HostAddress::Netns(name) => {
             let mut wrapped = vec!["netns".into(), "exec".into(), name.clone()];
+            // Where `convoy netns up` emulates the namespace's link delay (a kernel without
+            // netem), every convoy process started there sends through that emulation.
+            if let Some(link) = crate::launch_cmd::emulated_link(name) {
+                wrapped.push("env".into());
+                wrapped.push(format!("{}={link}", convoy_core::dds::transport::LINK_ENV));
+            }
             wrapped.push(program.display().to_string());
             wrapped.extend(args);
             ("ip".into(), wrapped)

@@ -110,6 +110,19 @@ fn report_socket_buffer_ceiling() {
     });
 }
 
+/// Says once per process which link emulation is in force (`CONVOY_LINK`): at warn, because
+/// every datagram the node sends is delayed or dropped on purpose.
+fn report_link_emulation(link: &rustdds::LinkEmulation) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        tracing::warn!(
+            "link emulation in convoy's transport ({}): {}",
+            transport::LINK_ENV,
+            transport::describe_link(link)
+        );
+    });
+}
+
 /// A sensor topic has one writer (its sensor) and no keys: one instance, whose history depth
 /// is the most samples worth keeping. Its cache is sized so (`ResourceLimits::for_unkeyed`);
 /// with the derived limits of 1024 instances, rustdds kept up to 8,192 camera images per reader
@@ -190,6 +203,9 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
     };
     let transport = TransportSettings::from_env()?;
     report_socket_buffer_ceiling();
+    if let Some(link) = &transport.link {
+        report_link_emulation(link);
+    }
     rustdds::DomainParticipantBuilder::new(domain_id)
         .static_discovery_peers(transport.peers)
         .pacing(transport.pacing, transport.writer_pacing)
@@ -197,6 +213,7 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
         .fragment_size(transport.fragment_size)
         .max_unacked_bytes(transport.window)
         .application_thread_push(transport.fast_push)
+        .link_emulation(transport.link)
         .keep_last_replaces_unacked(keep_last_replaces)
         .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
         .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)

@@ -1,12 +1,12 @@
 //! convoy's transport settings: what a node's DDS participant is built with beyond QoS —
-//! static discovery peers, pacing, datagram and fragment sizes — read from `CONVOY_*`
-//! environment variables (a launch file's `[transport]` table sets them for every node it
-//! starts). docs/TRANSPORT.md says what each does and which values suit which network.
+//! static discovery peers, pacing, datagram and fragment sizes, link emulation — read from
+//! `CONVOY_*` environment variables (a launch file's `[transport]` table sets them for every
+//! node it starts). docs/TRANSPORT.md says what each does and which values suit which network.
 
 use std::net::IpAddr;
 use std::time::Duration;
 
-use rustdds::PacingRate;
+use rustdds::{LinkConditions, LinkEmulation, PacingRate};
 
 /// Static unicast discovery peers: hosts every node announces itself to by unicast besides
 /// multicast (networks without multicast; Fast DDS peers limited to unicast discovery).
@@ -24,6 +24,11 @@ pub const WINDOW_ENV: &str = "CONVOY_WINDOW";
 /// Whether a writer sends a small sample from the thread that writes it: `on` (the default)
 /// or `off` (every sample goes through the node's DDS event loop; for comparisons).
 pub const FAST_PUSH_ENV: &str = "CONVOY_FAST_PUSH";
+/// Link emulation of everything a node sends (vendored rustdds change 39): delay, jitter, loss
+/// and rate, for all destinations (`delay_ms=20,jitter_ms=2`) or per destination host
+/// (`10.77.0.2:delay_ms=20;*:delay_ms=5`); `off` (the default): none. For experiments on a
+/// kernel without netem; `convoy netns up` sets it for a namespace host's nodes there.
+pub const LINK_ENV: &str = "CONVOY_LINK";
 
 /// The default node pacing: 128 KiB per 250 µs (~500 MiB/s). A receiver with the OS's default
 /// 212 KB socket buffer (stock Fast DDS / ROS 2) keeps up with it; a 640x480 rgb8 image leaves
@@ -57,6 +62,8 @@ pub struct TransportSettings {
     pub fragment_size: usize,
     pub window: Option<usize>,
     pub fast_push: bool,
+    /// None: no link emulation.
+    pub link: Option<LinkEmulation>,
 }
 
 impl Default for TransportSettings {
@@ -69,6 +76,7 @@ impl Default for TransportSettings {
             fragment_size: DEFAULT_FRAGMENT_SIZE,
             window: Some(DEFAULT_WINDOW),
             fast_push: true,
+            link: None,
         }
     }
 }
@@ -113,6 +121,9 @@ impl TransportSettings {
                 _ => return Err(error(FAST_PUSH_ENV, &v, "expected on or off")),
             };
         }
+        if let Some(v) = lookup(LINK_ENV) {
+            settings.link = parse_link(&v)?;
+        }
         Ok(settings)
     }
 }
@@ -141,6 +152,133 @@ fn parse_peers(value: &str) -> Result<Vec<IpAddr>, TransportError> {
             })
         })
         .collect()
+}
+
+/// The keys of one host's link conditions, as a launch file's `link` names them.
+const LINK_KEYS: &str = "delay_ms, jitter_ms, loss_pct, rate_mbit";
+
+/// `off` (or empty): none. Otherwise `;`-separated entries `[HOST:]KEY=VALUE,...`, HOST an IP
+/// address or `*` (every host no other entry names; an entry without HOST is that too), KEY
+/// one of [`LINK_KEYS`]; `HOST:off` leaves that host out.
+fn parse_link(value: &str) -> Result<Option<LinkEmulation>, TransportError> {
+    let v = value.trim();
+    if v.is_empty() || v.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let fail = |reason: String| error(LINK_ENV, value, reason);
+    let mut link = LinkEmulation::default();
+    for entry in v.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        // The host ends at the last ':' before the first '=' (an IPv6 address has colons).
+        let head = entry.find('=').map_or(entry, |i| &entry[..i]);
+        let (host, conditions) = match head.rfind(':') {
+            Some(i) => (Some(entry[..i].trim()), entry[i + 1..].trim()),
+            None => (None, entry),
+        };
+        let conditions = parse_conditions(conditions)
+            .map_err(|reason| fail(format!("entry '{entry}': {reason}")))?;
+        match host {
+            None | Some("*") => {
+                if link.default.is_some() {
+                    return Err(fail(format!(
+                        "entry '{entry}': a second entry for every other host (give `*` once)"
+                    )));
+                }
+                link.default = Some(conditions);
+            }
+            Some(h) => {
+                let ip: IpAddr = h.trim_matches(['[', ']']).parse().map_err(|_| {
+                    fail(format!(
+                        "entry '{entry}': '{h}' is not an IP address or * (e.g. \
+                         10.77.0.2:delay_ms=20;*:delay_ms=5)"
+                    ))
+                })?;
+                if link.hosts.insert(ip, conditions).is_some() {
+                    return Err(fail(format!("entry '{entry}': {ip} is named twice")));
+                }
+            }
+        }
+    }
+    Ok(link.is_active().then_some(link))
+}
+
+/// `delay_ms=20,jitter_ms=2,loss_pct=1,rate_mbit=100` (any of them; absent: 0), or `off`.
+fn parse_conditions(text: &str) -> Result<LinkConditions, String> {
+    let mut c = LinkConditions::default();
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(c);
+    }
+    let mut seen = Vec::new();
+    for pair in text.split(',').map(str::trim) {
+        let Some((key, number)) = pair.split_once('=') else {
+            return Err(format!(
+                "'{pair}' is not KEY=VALUE (keys: {LINK_KEYS}; or off)"
+            ));
+        };
+        let (key, number) = (key.trim(), number.trim());
+        let (max, unit) = match key {
+            "delay_ms" | "jitter_ms" => (60_000.0, "ms"),
+            "loss_pct" => (100.0, "%"),
+            "rate_mbit" => (100_000.0, "Mbit/s"),
+            _ => return Err(format!("unknown key '{key}' (keys: {LINK_KEYS})")),
+        };
+        if seen.contains(&key) {
+            return Err(format!("{key} is given twice"));
+        }
+        seen.push(key);
+        let x: f64 = number
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite() && (0.0..=max).contains(x))
+            .ok_or_else(|| format!("{key}='{number}': expected a number 0..={max} ({unit})"))?;
+        match key {
+            "delay_ms" => c.delay = Duration::from_secs_f64(x / 1e3),
+            "jitter_ms" => c.jitter = Duration::from_secs_f64(x / 1e3),
+            "loss_pct" => c.loss_ppm = (x * 1e4).round() as u32,
+            _ => c.rate_bps = (x * 1e6).round() as u64,
+        }
+    }
+    Ok(c)
+}
+
+/// One line saying what a link emulation does, for the node's log: `delay 20 ms ± 2 ms to
+/// every host; none to 127.0.0.1`.
+pub fn describe_link(link: &LinkEmulation) -> String {
+    let mut parts = Vec::new();
+    for (ip, c) in &link.hosts {
+        parts.push(format!("{} to {ip}", describe_conditions(c)));
+    }
+    if let Some(c) = &link.default {
+        let whom = if link.hosts.is_empty() {
+            "every host"
+        } else {
+            "every other host"
+        };
+        parts.push(format!("{} to {whom}", describe_conditions(c)));
+    }
+    parts.join("; ")
+}
+
+fn describe_conditions(c: &LinkConditions) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut parts = Vec::new();
+    if !c.delay.is_zero() || !c.jitter.is_zero() {
+        let mut delay = format!("delay {} ms", ms(c.delay));
+        if !c.jitter.is_zero() {
+            delay += &format!(" ± {} ms", ms(c.jitter));
+        }
+        parts.push(delay);
+    }
+    if c.loss_ppm > 0 {
+        parts.push(format!("loss {}%", f64::from(c.loss_ppm) / 1e4));
+    }
+    if c.rate_bps > 0 {
+        parts.push(format!("rate {} Mbit/s", c.rate_bps as f64 / 1e6));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// `128KiB/250us`, `1MB/2ms`, `off`.
@@ -280,5 +418,73 @@ mod tests {
         assert!(settings(&[(FRAGMENT_SIZE_ENV, "12XB")]).is_err());
         let e = settings(&[(FAST_PUSH_ENV, "yes")]).expect_err("bad switch");
         assert_eq!(e.to_string(), "CONVOY_FAST_PUSH='yes': expected on or off");
+    }
+
+    #[test]
+    fn link_emulation_for_every_host_or_per_host() {
+        assert_eq!(settings(&[]).expect("defaults").link, None);
+        assert_eq!(settings(&[(LINK_ENV, "off")]).expect("off").link, None);
+        assert_eq!(settings(&[(LINK_ENV, "delay_ms=0")]).expect("0").link, None);
+
+        let s = settings(&[(LINK_ENV, "delay_ms=20,jitter_ms=2,loss_pct=1,rate_mbit=100")]);
+        let link = s.expect("valid").link.expect("active");
+        let c = link.default.expect("every host");
+        assert_eq!(c.delay, Duration::from_millis(20));
+        assert_eq!(c.jitter, Duration::from_millis(2));
+        assert_eq!((c.loss_ppm, c.rate_bps), (10_000, 100_000_000));
+        assert!(link.hosts.is_empty());
+        assert_eq!(
+            describe_link(&link),
+            "delay 20 ms ± 2 ms, loss 1%, rate 100 Mbit/s to every host"
+        );
+
+        let s = settings(&[(
+            LINK_ENV,
+            "127.0.0.1:off; 10.77.0.2:delay_ms=20 ;*:delay_ms=5.5;fe80::1:loss_pct=0.5",
+        )]);
+        let link = s.expect("valid").link.expect("active");
+        let host = |h: &str| link.hosts[&h.parse::<IpAddr>().expect("ip")];
+        assert!(host("127.0.0.1").is_none());
+        assert_eq!(host("10.77.0.2").delay, Duration::from_millis(20));
+        assert_eq!(host("fe80::1").loss_ppm, 5_000);
+        assert_eq!(
+            link.default.expect("others").delay,
+            Duration::from_micros(5_500)
+        );
+        assert_eq!(
+            describe_link(&link),
+            "delay 20 ms to 10.77.0.2; none to 127.0.0.1; loss 0.5% to fe80::1; \
+             delay 5.5 ms to every other host"
+        );
+    }
+
+    #[test]
+    fn a_bad_link_value_names_the_variable_the_entry_and_the_key() {
+        let e = settings(&[(LINK_ENV, "delay_ms=20,jiter_ms=2")]).expect_err("typo");
+        assert_eq!(e.var, LINK_ENV);
+        assert_eq!(
+            e.to_string(),
+            "CONVOY_LINK='delay_ms=20,jiter_ms=2': entry 'delay_ms=20,jiter_ms=2': unknown key \
+             'jiter_ms' (keys: delay_ms, jitter_ms, loss_pct, rate_mbit)"
+        );
+        let e = settings(&[(LINK_ENV, "10.77.0.2:delay_ms=fast")]).expect_err("not a number");
+        assert!(
+            e.to_string()
+                .ends_with("delay_ms='fast': expected a number 0..=60000 (ms)"),
+            "{e}"
+        );
+        let e = settings(&[(LINK_ENV, "loss_pct=150")]).expect_err("over 100 %");
+        assert!(e.to_string().contains("loss_pct='150'"), "{e}");
+        let e = settings(&[(LINK_ENV, "hostb:delay_ms=1")]).expect_err("not an address");
+        assert!(
+            e.to_string().contains("'hostb' is not an IP address or *"),
+            "{e}"
+        );
+        let e = settings(&[(LINK_ENV, "delay_ms")]).expect_err("no value");
+        assert!(e.to_string().contains("'delay_ms' is not KEY=VALUE"), "{e}");
+        let e = settings(&[(LINK_ENV, "delay_ms=1;*:delay_ms=2")]).expect_err("two defaults");
+        assert!(e.to_string().contains("give `*` once"), "{e}");
+        let e = settings(&[(LINK_ENV, "delay_ms=1,delay_ms=2")]).expect_err("twice");
+        assert!(e.to_string().contains("delay_ms is given twice"), "{e}");
     }
 }
