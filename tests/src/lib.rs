@@ -96,6 +96,9 @@ pub mod domain {
     pub const EXPERIMENT_LATENCY: u32 = 87;
     pub const EXPERIMENT_LOCKSTEP: u32 = 88;
     pub const EXPERIMENT_INTERRUPT: u32 = 89;
+    pub const ISOLATION_LONE: u32 = 90;
+    pub const ISOLATION_SHARED: u32 = 91;
+    pub const ISOLATION_DUPLICATE: u32 = 92;
 }
 
 /// The repository root (this crate lives in `tests/`).

@@ -20,7 +20,8 @@ use convoy_core::qos::QosSpec;
         and measure the transport (bench latency). RUST_LOG sets the log level."
 )]
 pub struct Cli {
-    /// DDS domain id (0..=232)
+    /// DDS domain id (0..=232), or `auto`: the first from 100 up that no DDS participant on
+    /// this host uses
     #[arg(long, short = 'd', global = true, env = "CONVOY_DOMAIN", default_value_t = 0,
           value_parser = parse_domain)]
     pub domain: u32,
@@ -35,6 +36,11 @@ pub struct Cli {
 }
 
 fn parse_domain(s: &str) -> Result<u32, String> {
+    if s == "auto" {
+        let id = free_domain()?;
+        eprintln!("domain auto: {id} (no DDS participant on this host uses it)");
+        return Ok(id);
+    }
     let id: u32 = s
         .parse()
         .map_err(|_| format!("'{s}' is not a domain id: use a number 0..={MAX_DOMAIN_ID}"))?;
@@ -524,4 +530,21 @@ pub struct LatencyArgs {
     /// `convoy netns up FILE`): the round trip crosses the bridge and the link conditions
     #[arg(long, value_name = "LAUNCH_FILE")]
     pub netns_hosts: Option<PathBuf>,
+}
+
+/// A domain no DDS participant on this host uses: one whose first participant's discovery
+/// port (RTPS 9.6.1.1: 7400 + 250 x domain + 10) can be bound here. Runs on one domain stay
+/// apart anyway (each run has its own partition); this keeps experiments off each other's
+/// discovery traffic too.
+fn free_domain() -> Result<u32, String> {
+    let in_use = |d: u32| {
+        let port = 7400 + 250 * d + 10;
+        u16::try_from(port)
+            .map(|port| std::net::UdpSocket::bind(("0.0.0.0", port)).is_err())
+            .unwrap_or(true)
+    };
+    (100..=MAX_DOMAIN_ID)
+        .chain(1..100)
+        .find(|d| !in_use(*d))
+        .ok_or_else(|| "--domain auto: every domain 1..=232 has a participant on this host".into())
 }

@@ -85,6 +85,8 @@ fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
 pub fn launch(args: &LaunchArgs) -> Result<()> {
     let launch = LaunchFile::load(&args.file)?;
     let (domain, nodes) = plan(&launch, args)?;
+    // Every node of this run, on every host, gets it (ssh: on its command line).
+    let run_id = convoy_core::dds::run_scope::RunId::for_new_run().map_err(anyhow::Error::msg)?;
     let qos_label = args
         .qos
         .as_ref()
@@ -93,7 +95,7 @@ pub fn launch(args: &LaunchArgs) -> Result<()> {
             q.to_string()
         });
     println!(
-        "launch {}: domain {domain}, scenario {}, QoS {qos_label}",
+        "launch {}: domain {domain}, scenario {}, QoS {qos_label}, run id {run_id}",
         args.file.display(),
         launch.scenario_path.display()
     );

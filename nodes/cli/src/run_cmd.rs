@@ -9,6 +9,7 @@ use crate::launch::{
     BridgeNodeLaunch, HostAddress, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
 };
 use anyhow::{bail, Result};
+use convoy_core::dds::run_scope::{RunId, RUN_ID_ENV};
 use convoy_core::node::{NodeId, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
@@ -40,10 +41,12 @@ pub fn on_host(host: &HostAddress, id: &str, program: &Path, args: Vec<String>) 
             };
             // The remote shell gets one command line: quote every word.
             // The remote node has a terminal (-tt) but its output is piped back: no colours.
-            let mut words = vec![
-                "NO_COLOR=1".to_string(),
-                shell_quote(&program.display().to_string()),
-            ];
+            let mut words = vec!["NO_COLOR=1".to_string()];
+            // The environment does not cross ssh: the run id goes on the command line.
+            if let Ok(Some(id)) = RunId::from_env() {
+                words.push(format!("{RUN_ID_ENV}={id}"));
+            }
+            words.push(shell_quote(&program.display().to_string()));
             words.extend(args.iter().map(|a| shell_quote(a)));
             // -tt: the remote node gets a terminal, so stopping the local ssh client hangs it
             // up and the node stops (SIGHUP) instead of running on, orphaned.
@@ -248,6 +251,9 @@ pub fn default_sensor_nodes(scenario: &Scenario) -> Vec<SensorNodeLaunch> {
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
+    // Every node of this run inherits it: another run on this domain stays apart.
+    let run_id = RunId::for_new_run().map_err(anyhow::Error::msg)?;
+    eprintln!("run id {run_id} (DDS partition convoy.run.{run_id})");
     if args.frames.is_none() && args.duration.is_none() {
         eprintln!("no --frames or --duration: running until Ctrl-C");
     }

@@ -20,6 +20,8 @@ pub const BEAT: Duration = Duration::from_millis(250);
 
 /// The status lease when the scenario does not set one (DESIGN.md: 2 s).
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(2);
+/// The status counter that carries the node's process id.
+pub const PID_COUNTER: &str = "pid";
 
 /// A watcher's own absence: the process was stopped, or starved of CPU on a loaded machine,
 /// and did not look at its peers for a while. Peers' silence over that stretch says nothing
@@ -82,10 +84,20 @@ impl StatusBeacon {
                 host: hostname(),
                 capacity: 1.0,
                 load: 0.0,
-                counters: Vec::new(),
+                // Names the process to whoever must tell two nodes apart (a coordinator
+                // meeting another of its run).
+                counters: vec![Counter {
+                    name: PID_COUNTER.into(),
+                    value: u64::from(std::process::id()),
+                }],
             },
             last: None,
         })
+    }
+
+    /// Whether `writer` (of a status sample) is this node's own participant.
+    pub fn is_own(&self, writer: &rustdds::GUID) -> bool {
+        writer.prefix == rustdds::RTPSEntity::guid(self.node.participant()).prefix
     }
 
     /// The silence after which another node counts as gone (the scenario's `lease`).

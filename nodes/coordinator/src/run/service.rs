@@ -69,8 +69,17 @@ impl Coordinator {
         }
         self.last_housekeeping = now;
         let mut sensor_joined = false;
-        for status in self.io.nodes.take(256) {
-            let status = status.value;
+        for sample in self.io.nodes.take(256) {
+            if sample.value.role == NodeRole::Coordinator && !self.io.beacon.is_own(&sample.writer)
+            {
+                // The newcomer refuses to start; a run already past its handshake goes on
+                // (the newcomer is about to stop) and says so.
+                if self.frame == 0 {
+                    bail!("{}", other_coordinator(&sample.value));
+                }
+                tracing::warn!("{}", other_coordinator(&sample.value));
+            }
+            let status = sample.value;
             if self.registry.seen(status.clone(), now) {
                 tracing::info!("node {} ({:?}) registered", status.node_id, status.role);
                 if let Some(n) = as_sensor_node(&status) {
@@ -158,4 +167,24 @@ impl Coordinator {
         self.io.beacon.beat()?;
         Ok(())
     }
+}
+
+/// Why this coordinator refuses to go on: another one of its run id is live on its domain,
+/// and two clocks would drive one run.
+fn other_coordinator(status: &NodeStatus) -> String {
+    let pid = status
+        .counters
+        .iter()
+        .find(|c| c.name == convoy_core::status::PID_COUNTER)
+        .map_or("unknown".to_string(), |c| c.value.to_string());
+    let run = convoy_core::dds::run_scope::RunId::from_env()
+        .ok()
+        .flatten()
+        .map_or("(none)".to_string(), |id| id.to_string());
+    format!(
+        "another coordinator of run {run} is live on this domain: node {} on host {}, \
+         process {pid}; stop it, or give this run its own id (CONVOY_RUN_ID, or leave it \
+         unset for a fresh one)",
+        status.node_id, status.host
+    )
 }

@@ -60,6 +60,9 @@ impl Endpoint {
                 .to_rustdds()
                 .with_user_data(super::announced_receive_buffer()),
         };
+        // The run's partition (checked when the participant was made, so never an error
+        // here; the default partition if it were).
+        let dds_qos = dds_qos.with_partition(super::run_partitions().unwrap_or_default());
         Endpoint {
             side,
             topic: topic.to_string(),

@@ -14,6 +14,7 @@ pub mod discovery;
 mod endpoint;
 pub(crate) mod enforced;
 mod publisher;
+pub mod run_scope;
 mod subscriber;
 pub mod transport;
 mod waitset;
@@ -60,6 +61,15 @@ const WANTED_SOCKET_BUFFER: u64 = 8 * 1024 * 1024;
 /// OS's ceiling. A writer on the same host whose readers all announce one pushes samples up to
 /// half of it unpaced: pacing is for readers with the OS's default 212 KB (stock ROS 2 nodes),
 /// and between convoy processes it cost a 1 MiB round trip ~3.5 ms.
+/// The partitions of this process's convoy endpoints ([`run_scope`]), read once.
+pub(crate) fn run_partitions() -> Result<Vec<String>, String> {
+    static PARTITIONS: std::sync::OnceLock<Result<Vec<String>, String>> =
+        std::sync::OnceLock::new();
+    PARTITIONS
+        .get_or_init(|| run_scope::RunId::from_env().map(|id| run_scope::partitions(id.as_ref())))
+        .clone()
+}
+
 pub(crate) fn announced_receive_buffer() -> Vec<u8> {
     static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     let bytes = *BYTES.get_or_init(|| {
@@ -202,6 +212,8 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
         reason: e.to_string(),
     };
     let transport = TransportSettings::from_env()?;
+    // A bad run id stops the node here, before any endpoint would use it.
+    run_partitions().map_err(|e| fail(&e))?;
     report_socket_buffer_ceiling();
     if let Some(link) = &transport.link {
         report_link_emulation(link);

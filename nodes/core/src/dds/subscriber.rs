@@ -265,22 +265,26 @@ impl<M: Message> Subscriber<M> {
         F: FnMut(Received<M>) + Send + 'static,
     {
         let stats = self.stats();
-        let shared = Arc::new(std::sync::Mutex::new(ListenerState {
+        let shared = Arc::new(std::sync::Mutex::new(Some(ListenerState {
             subscriber: self,
             on_sample: Box::new(on_sample),
-        }));
+        })));
         let weak = Arc::downgrade(&shared);
         let listener: rustdds::DataListener = Arc::new(move || {
             if let Some(state) = weak.upgrade() {
                 if let Ok(mut state) = state.lock() {
-                    state.deliver();
+                    if let Some(state) = state.as_mut() {
+                        state.deliver();
+                    }
                 }
             }
         });
         if let Ok(mut state) = shared.lock() {
-            for_both!(&state.subscriber.reader, r => r.set_data_listener(Some(listener)));
-            // What arrived before the listener was set is not announced again.
-            state.deliver();
+            if let Some(state) = state.as_mut() {
+                for_both!(&state.subscriber.reader, r => r.set_data_listener(Some(listener)));
+                // What arrived before the listener was set is not announced again.
+                state.deliver();
+            }
         }
         Listening { shared, stats }
     }
@@ -425,7 +429,8 @@ impl<M: Message> ListenerState<M> {
 /// A subscriber delivering to a listener; see [`Subscriber::into_listener`]. Dropping it
 /// removes the listener (and drops the reader).
 pub struct Listening<M: Message> {
-    shared: Arc<std::sync::Mutex<ListenerState<M>>>,
+    /// None once dropped: the state itself always drops in the owner's thread.
+    shared: Arc<std::sync::Mutex<Option<ListenerState<M>>>>,
     stats: Arc<ReaderStats>,
 }
 
@@ -437,9 +442,16 @@ impl<M: Message> Listening<M> {
 
 impl<M: Message> Drop for Listening<M> {
     fn drop(&mut self) {
-        // The listener holds only a weak reference, so this is the last owner; removing it
-        // first keeps the receive thread from running it while the reader goes away.
-        if let Ok(state) = self.shared.lock() {
+        // Take the state out under the lock (a call in flight finishes first), so the reader
+        // and whatever the callback captured (a publisher, a node) drop here. Left in the
+        // shared cell, they could drop in the receive thread, when a call still running there
+        // held the last reference; dropping a participant's last handle in its own event loop
+        // would join that very thread.
+        let state = match self.shared.lock() {
+            Ok(mut cell) => cell.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(state) = state {
             for_both!(&state.subscriber.reader, r => r.set_data_listener(None));
         }
     }

@@ -212,6 +212,8 @@ impl QosPolicyBuilder {
       data_representation: None,
       // USER_DATA holds a `Vec` too: set it via `QosPolicies::with_user_data`.
       user_data: None,
+      // So does PARTITION: `QosPolicies::with_partition` (convoy change 40).
+      partition: None,
       #[cfg(feature = "security")]
       property: None,
     }
@@ -239,6 +241,8 @@ pub struct QosPolicies {
   pub(crate) data_representation: Option<policy::DataRepresentation>,
   /// Sent in the endpoint's discovery data (PID_USER_DATA), not in QoS matching.
   pub(crate) user_data: Option<policy::UserData>,
+  /// convoy change 40: PARTITION (DDS 2.2.3.13), matched by name or pattern.
+  pub(crate) partition: Option<policy::Partition>,
   #[cfg(feature = "security")]
   pub(crate) property: Option<policy::Property>,
 }
@@ -341,6 +345,28 @@ impl QosPolicies {
     self.user_data.as_ref()
   }
 
+  /// convoy change 40: the PARTITION policy (DDS 2.2.3.13): the names, or `fnmatch`
+  /// patterns (`*`, `?`), of the partitions this endpoint belongs to. A writer and a reader
+  /// match only where a name of one equals, or is matched by a pattern of, a name of the
+  /// other; no names (or no policy) is the default partition `""`. (DDS puts it on the
+  /// Publisher and Subscriber; here it is set on the endpoint, which is what discovery
+  /// announces.)
+  #[must_use]
+  pub fn with_partition(mut self, names: Vec<String>) -> Self {
+    self.partition = Some(policy::Partition { names });
+    self
+  }
+
+  pub fn partition(&self) -> Option<&policy::Partition> {
+    self.partition.as_ref()
+  }
+
+  /// convoy change 40: whether an endpoint with these policies and one with `other`'s share
+  /// a partition (DDS 2.2.3.13).
+  pub fn partitions_match(&self, other: &Self) -> bool {
+    policy::Partition::sets_match(self.partition.as_ref(), other.partition.as_ref())
+  }
+
   #[must_use]
   pub fn with_data_representation(
     mut self,
@@ -380,6 +406,7 @@ impl QosPolicies {
         .clone()
         .or(self.data_representation.clone()),
       user_data: other.user_data.clone().or(self.user_data.clone()),
+      partition: other.partition.clone().or(self.partition.clone()),
       #[cfg(feature = "security")]
       property: other.property.clone().or(self.property.clone()),
     }
@@ -586,6 +613,7 @@ impl QosPolicies {
       data_representation,
       // Endpoint discovery data carries it (DiscoveredReaderData/DiscoveredWriterData).
       user_data: _,
+      partition,
       #[cfg(feature = "security")]
         property: _, // TODO: properties to parameter list?
     } = self;
@@ -672,6 +700,13 @@ impl QosPolicies {
       data_representation,
       policy::DataRepresentation
     );
+    // convoy change 40: sequence<string>, as CDR writes it (length-prefixed, NUL-ended).
+    if let Some(partition) = partition.as_ref().filter(|p| !p.names.is_empty()) {
+      pl.push(Parameter::new(
+        ParameterId::PID_PARTITION,
+        partition.to_cdr(ctx),
+      ));
+    }
 
     Ok(pl)
   }
@@ -738,6 +773,12 @@ impl QosPolicies {
     let lifespan: Option<policy::Lifespan> = get_option!(PID_LIFESPAN);
     let data_representation: Option<policy::DataRepresentation> =
       get_option!(PID_DATA_REPRESENTATION);
+    // convoy change 40. A PARTITION that does not parse is taken as none (the default
+    // partition) rather than failing the whole discovery sample.
+    let partition = pl_map
+      .get(&ParameterId::PID_PARTITION)
+      .and_then(|ps| ps.first())
+      .and_then(|p| policy::Partition::from_cdr(&p.value, ctx));
 
     #[cfg(feature = "security")]
     let property: Option<policy::Property> = None; // TODO: Should also properties be read?
@@ -760,6 +801,7 @@ impl QosPolicies {
       data_representation,
       // Read into the discovered endpoint's `user_data`, beside its QoS.
       user_data: None,
+      partition,
       #[cfg(feature = "security")]
       property,
     })
@@ -819,6 +861,97 @@ pub mod policy {
   #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
   pub struct UserData {
     pub value: Vec<u8>,
+  }
+
+  /// DDS 2.2.3.13 PARTITION (convoy change 40): partition names or `fnmatch` patterns.
+  #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+  pub struct Partition {
+    pub names: Vec<String>,
+  }
+
+  impl Partition {
+    /// Whether two endpoints' partitions (None: the default partition) share one. Two
+    /// patterns never match each other (DDS 2.2.3.13).
+    pub fn sets_match(a: Option<&Partition>, b: Option<&Partition>) -> bool {
+      let default = [String::new()];
+      let names = |p: Option<&Partition>| -> Vec<String> {
+        match p {
+          Some(p) if !p.names.is_empty() => p.names.clone(),
+          _ => default.to_vec(),
+        }
+      };
+      let (a, b) = (names(a), names(b));
+      let pattern = |s: &str| s.contains(['*', '?']);
+      a.iter().any(|x| {
+        b.iter().any(|y| match (pattern(x), pattern(y)) {
+          (false, false) => x == y,
+          (true, false) => glob_match(x.as_bytes(), y.as_bytes()),
+          (false, true) => glob_match(y.as_bytes(), x.as_bytes()),
+          (true, true) => false,
+        })
+      })
+    }
+
+    pub(crate) fn to_cdr(&self, ctx: speedy::Endianness) -> Vec<u8> {
+      let u32_bytes = |v: u32| match ctx {
+        speedy::Endianness::LittleEndian => v.to_le_bytes(),
+        speedy::Endianness::BigEndian => v.to_be_bytes(),
+      };
+      let mut out = Vec::new();
+      out.extend_from_slice(&u32_bytes(self.names.len() as u32));
+      for name in &self.names {
+        while out.len() % 4 != 0 {
+          out.push(0);
+        }
+        out.extend_from_slice(&u32_bytes(name.len() as u32 + 1));
+        out.extend_from_slice(name.as_bytes());
+        out.push(0);
+      }
+      while out.len() % 4 != 0 {
+        out.push(0);
+      }
+      out
+    }
+
+    /// None when the bytes are not a sequence of strings (never panics on bad input).
+    pub(crate) fn from_cdr(bytes: &[u8], ctx: speedy::Endianness) -> Option<Partition> {
+      let read_u32 = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = bytes.get(at..at + 4)?.try_into().ok()?;
+        Some(match ctx {
+          speedy::Endianness::LittleEndian => u32::from_le_bytes(b),
+          speedy::Endianness::BigEndian => u32::from_be_bytes(b),
+        })
+      };
+      let count = read_u32(0)? as usize;
+      if count > 1024 {
+        return None;
+      }
+      let mut at: usize = 4;
+      let mut names = Vec::with_capacity(count);
+      for _ in 0..count {
+        at = at.div_ceil(4) * 4;
+        let len = read_u32(at)? as usize;
+        at += 4;
+        let raw = bytes.get(at..at.checked_add(len)?)?;
+        let text = raw.strip_suffix(&[0]).unwrap_or(raw);
+        names.push(String::from_utf8(text.to_vec()).ok()?);
+        at += len;
+      }
+      Some(Partition { names })
+    }
+  }
+
+  /// `fnmatch` without flags: `*` any run, `?` one byte, everything else itself.
+  fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
+    match (pattern.first(), name.first()) {
+      (None, None) => true,
+      (Some(b'*'), _) => {
+        glob_match(&pattern[1..], name) || (!name.is_empty() && glob_match(pattern, &name[1..]))
+      }
+      (Some(b'?'), Some(_)) => glob_match(&pattern[1..], &name[1..]),
+      (Some(p), Some(n)) if p == n => glob_match(&pattern[1..], &name[1..]),
+      _ => false,
+    }
   }
 
   /*
@@ -1289,3 +1422,48 @@ pub mod policy {
     }
   }
 } // mod policy
+
+#[cfg(test)]
+mod partition_tests {
+  use super::policy::Partition;
+
+  fn p(names: &[&str]) -> Option<Partition> {
+    Some(Partition {
+      names: names.iter().map(|s| s.to_string()).collect(),
+    })
+  }
+
+  // convoy change 40: DDS 2.2.3.13's matching rules.
+  #[test]
+  fn partitions_match_by_name_or_pattern() {
+    let m = |a: Option<Partition>, b: Option<Partition>| Partition::sets_match(a.as_ref(), b.as_ref());
+    assert!(m(None, None));
+    assert!(m(None, p(&[])));
+    assert!(m(p(&[""]), None));
+    assert!(!m(p(&["convoy.run.a"]), None));
+    assert!(m(p(&["convoy.run.a"]), p(&["convoy.run.a"])));
+    assert!(!m(p(&["convoy.run.a"]), p(&["convoy.run.b"])));
+    assert!(m(p(&["convoy.run.*"]), p(&["convoy.run.b"])));
+    assert!(m(p(&["convoy.run.b"]), p(&["", "convoy.run.*"])));
+    assert!(m(None, p(&["", "convoy.run.*"])));
+    assert!(!m(p(&["convoy.run.*"]), p(&["convoy.*"])));
+    assert!(m(p(&["x?z"]), p(&["xyz"])));
+    assert!(!m(p(&["x?z"]), p(&["xz"])));
+  }
+
+  #[test]
+  fn partition_survives_cdr_and_bad_bytes_are_refused() {
+    for ctx in [speedy::Endianness::LittleEndian, speedy::Endianness::BigEndian] {
+      let part = Partition {
+        names: vec!["convoy.run.a1".into(), "".into(), "abc".into()],
+      };
+      let bytes = part.to_cdr(ctx);
+      assert_eq!(bytes.len() % 4, 0);
+      assert_eq!(Partition::from_cdr(&bytes, ctx), Some(part));
+    }
+    let le = speedy::Endianness::LittleEndian;
+    assert_eq!(Partition::from_cdr(&[], le), None);
+    assert_eq!(Partition::from_cdr(&[1, 0, 0, 0, 200, 0, 0, 0, b'a'], le), None);
+    assert_eq!(Partition::from_cdr(&[255, 255, 255, 255], le), None);
+  }
+}

@@ -174,7 +174,8 @@ pub struct SubscriptionBuiltinTopicData {
   // pub user_data: Option<UserData>,
   time_based_filter: Option<TimeBasedFilter>,
   presentation: Option<Presentation>,
-  // pub partition: Option<Partition>,
+  /// convoy change 40.
+  partition: Option<crate::dds::qos::policy::Partition>,
   // pub topic_data: Option<TopicData>,
   // pub group_data: Option<GroupData>,
   // pub durability_service: Option<DurabilityService>,
@@ -220,6 +221,7 @@ impl SubscriptionBuiltinTopicData {
       presentation: None,
       lifespan: None,
       data_representation: None,
+      partition: None,
       // DDS-RPC
       // TODO: these are not implemented
       service_instance_name: None,  // Note: Not implemented
@@ -268,6 +270,7 @@ impl SubscriptionBuiltinTopicData {
     self.presentation = qos.presentation;
     self.lifespan = qos.lifespan;
     self.data_representation = qos.data_representation.clone();
+    self.partition = qos.partition.clone();
     // history does not exist
     // resource_limits does not exist
   }
@@ -288,6 +291,7 @@ impl SubscriptionBuiltinTopicData {
       lifespan: self.lifespan,
       data_representation: self.data_representation.clone(),
       user_data: None, // in the endpoint's discovery data (convoy change 18)
+      partition: self.partition.clone(),
 
       #[cfg(feature = "security")]
       property: None, // TODO: no property QoS?
@@ -486,6 +490,7 @@ impl ParameterListable for DiscoveredReaderData {
           presentation: _,
           lifespan: _,
           data_representation: _,
+          partition: _,
 
           service_instance_name,
           related_datawriter_key,
@@ -646,6 +651,8 @@ pub struct PublicationBuiltinTopicData {
   pub destination_order: Option<DestinationOrder>,
   pub presentation: Option<Presentation>,
   pub data_representation: Option<DataRepresentation>,
+  /// convoy change 40.
+  pub partition: Option<crate::dds::qos::policy::Partition>,
 
   // From Remote Procedure Call over DDS:
   pub service_instance_name: Option<String>,
@@ -685,6 +692,7 @@ impl PublicationBuiltinTopicData {
       destination_order: None,
       presentation: None,
       data_representation: None,
+      partition: None,
 
       service_instance_name: None,  // TODO: These are not supported/used
       related_datareader_key: None, // TODO
@@ -720,6 +728,7 @@ impl PublicationBuiltinTopicData {
     self.destination_order = qos.destination_order;
     self.presentation = qos.presentation;
     self.data_representation = qos.data_representation.clone();
+    self.partition = qos.partition.clone();
   }
 
   pub fn qos(&self) -> QosPolicies {
@@ -738,6 +747,7 @@ impl PublicationBuiltinTopicData {
       lifespan: self.lifespan,
       data_representation: self.data_representation.clone(),
       user_data: None, // in the endpoint's discovery data (convoy change 18)
+      partition: self.partition.clone(),
       #[cfg(feature = "security")]
       property: None, // TODO: no property Qos?
     }
@@ -954,6 +964,7 @@ impl ParameterListable for DiscoveredWriterData {
           presentation: _,
           lifespan: _,
           data_representation: _,
+          partition: _,
 
           service_instance_name,
           related_datareader_key,
@@ -1107,6 +1118,7 @@ impl HasQoSPolicy for TopicBuiltinTopicData {
       lifespan: self.lifespan,
       data_representation: None, // Topic-level DATA_REPRESENTATION not tracked
       user_data: None, // in the endpoint's discovery data (convoy change 18)
+      partition: None, // endpoints have partitions, topics do not
       #[cfg(feature = "security")]
       property: None, // TODO: no property Qos?
     }

@@ -419,6 +419,16 @@ impl Reader {
     debug!("update_writer_proxy topic={:?}", self.topic_name);
     let writer = proxy.remote_writer_guid;
 
+    // convoy change 40: endpoints in no common partition do not match (and raise no
+    // incompatible-QoS status: they are simply not for each other).
+    if !offered_qos.partitions_match(&self.qos_policy) {
+      debug!(
+        "writer {writer:?} shares no partition with reader {:?} on topic={:?}",
+        self.my_guid, self.topic_name
+      );
+      return;
+    }
+
     match offered_qos.compliance_failure_wrt(&self.qos_policy) {
       None => {
         // success, update or insert

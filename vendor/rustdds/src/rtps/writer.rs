@@ -2503,6 +2503,10 @@ impl Writer {
       "update_reader_proxy topic={:?} reader_proxy={reader_proxy:?}",
       self.my_topic_name
     );
+    // convoy change 40: see Reader::update_writer_proxy.
+    if !self.qos_policies.partitions_match(requested_qos) {
+      return;
+    }
     match self.qos_policies.compliance_failure_wrt(requested_qos) {
       // matched QoS
       None => {
