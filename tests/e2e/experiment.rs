@@ -184,17 +184,33 @@ fn bad_experiment_files_are_refused_with_file_and_line() {
     }
 }
 
-/// Ctrl-C in the middle of a sweep: the running bench and its pong are ended, the finished
-/// cells are in results.csv, and the command says it was interrupted.
+/// Ctrl-C in the middle of a sweep over a link between two namespace hosts: the running
+/// bench and its pong are ended, the link's namespaces are taken down, the finished cells are
+/// in results.csv, and the command says it was interrupted.
 #[test]
-fn ctrl_c_leaves_finished_cells_and_no_process() {
+fn ctrl_c_leaves_finished_cells_and_no_process_or_namespace() {
     watchdog("experiment ctrl-c", LIMIT);
     let dir = fresh_dir("test-experiment", "interrupt");
+    let hosts = write_file(
+        &dir,
+        "hosts.toml",
+        &format!(
+            "[run]\ndomain = {}\nscenario = \"{}\"\n\n[hosts.x]\naddress = \"netns:cvx_expint\"\n\n\
+             [hosts.y]\naddress = \"netns:cvy_expint\"\n\n[[nodes]]\nkind = \"coordinator\"\n\
+             host = \"x\"\n\n[[nodes]]\nkind = \"agent\"\nhost = \"y\"\n",
+            domain::EXPERIMENT_INTERRUPT,
+            repo_root().join("launch/scenarios/two_cars.toml").display()
+        ),
+    );
     let file = write_file(
         &dir,
         "long.toml",
-        "[experiment]\nname = \"long\"\nbench = \"latency\"\nrepeats = 20\n\n[matrix]\n\
-         sizes = [64]\n\n[latency]\nduration_s = 2\n",
+        &format!(
+            "[experiment]\nname = \"long\"\nbench = \"latency\"\nrepeats = 20\nhosts = \"{}\"\n\n\
+             [matrix]\nsizes = [64]\nlinks = [\"lossy\"]\n\n[latency]\nduration_s = 2\n\n\
+             [links.lossy]\nall = {{ loss_pct = 1 }}\n",
+            hosts.display()
+        ),
     );
     let out_dir = dir.join("results");
     let mut sweep = ChildGuard::spawn(
@@ -230,5 +246,14 @@ fn ctrl_c_leaves_finished_cells_and_no_process() {
         "the bench processes are gone",
         Duration::from_secs(10),
         || processes_on_domain(domain::EXPERIMENT_INTERRUPT).is_empty(),
+    );
+    let namespaces = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    let namespaces = String::from_utf8_lossy(&namespaces.stdout);
+    assert!(
+        !namespaces.contains("cvx_expint") && !namespaces.contains("cvy_expint"),
+        "namespaces left behind:\n{namespaces}"
     );
 }

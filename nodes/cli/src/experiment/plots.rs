@@ -94,7 +94,9 @@ fn axis_label(v: f64, log: bool) -> String {
     } else if v >= 10.0 || v == 0.0 {
         format!("{v:.0}")
     } else {
-        format!("{v:.2}")
+        // 2, 2.5, 0.25: no trailing zeros on the small values of a linear axis.
+        let text = format!("{v:.2}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 

@@ -186,7 +186,13 @@ impl ResultRow {
     pub fn series(&self) -> String {
         match self.bench {
             Bench::Latency => {
-                let mut s = format!("{} {}", self.implementation, self.qos);
+                // ddsperf runs its own (reliable) settings whatever the cell's QoS file: one
+                // series per link and rate.
+                let mut s = if self.implementation == "ddsperf" {
+                    "ddsperf (its reliable default)".to_string()
+                } else {
+                    format!("{} {}", self.implementation, self.qos)
+                };
                 if self.link != "host" {
                     s += &format!(", link {}", self.link);
                 }
