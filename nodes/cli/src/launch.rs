@@ -119,6 +119,20 @@ pub struct LinkSpec {
     pub rate_mbit: f64,
 }
 
+impl LinkSpec {
+    /// Why these conditions cannot be: a value not finite or below 0, or loss above 100%.
+    pub fn problem(&self) -> Option<String> {
+        let values = [self.delay_ms, self.jitter_ms, self.loss_pct, self.rate_mbit];
+        if values.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Some("link values must be finite and >= 0".into());
+        }
+        if self.loss_pct > 100.0 {
+            return Some(format!("loss_pct = {} is above 100", self.loss_pct));
+        }
+        None
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NodeKind {
@@ -226,9 +240,8 @@ impl LaunchFile {
             };
             let address = HostAddress::parse(&host.address).map_err(|m| host_error(&m))?;
             if let Some(link) = &host.link {
-                let values = [link.delay_ms, link.jitter_ms, link.loss_pct, link.rate_mbit];
-                if values.iter().any(|v| !(v.is_finite() && *v >= 0.0)) || link.loss_pct > 100.0 {
-                    return Err(host_error("link values must be >= 0 (loss_pct <= 100)"));
+                if let Some(problem) = link.problem() {
+                    return Err(host_error(&problem));
                 }
                 if !matches!(address, HostAddress::Netns(_)) {
                     return Err(host_error("link conditions apply to netns hosts only"));

@@ -379,7 +379,8 @@ fn apply_link(ns: &str, own: &str, l: &LinkSpec) -> Result<bool> {
     Ok(emulated)
 }
 
-fn kernel_has_netem() -> bool {
+/// Whether this kernel has the netem qdisc (loaded, or `tc` can add it).
+pub(crate) fn kernel_has_netem() -> bool {
     Path::new("/sys/module/sch_netem").exists() || netem_available()
 }
 

@@ -15,6 +15,7 @@ pub mod qos_cmd;
 pub mod record_cmd;
 pub mod render;
 pub mod run_cmd;
+pub mod stamp;
 pub mod topic_cmd;
 pub mod world_cmd;
 

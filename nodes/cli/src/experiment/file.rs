@@ -266,10 +266,13 @@ impl Experiment {
         }
 
         let hosts = header.hosts.as_ref().map(|h| base.join(h));
+        // The netns host names of `hosts`, which the links may name.
+        let mut host_names = Vec::new();
         if let Some(h) = &hosts {
             let launch =
                 LaunchFile::load(h).map_err(|e| invalid("hosts", format!("hosts: {e}")))?;
-            if launch.netns_hosts().len() < 2 {
+            host_names = launch.netns_hosts().into_iter().map(|(n, _)| n).collect();
+            if host_names.len() < 2 {
                 return Err(invalid(
                     "hosts",
                     format!("hosts: {} has fewer than two netns hosts", h.display()),
@@ -280,20 +283,10 @@ impl Experiment {
         for (name, per_host) in &spec.links {
             let section = format!("[links.{name}]");
             for (host, l) in per_host {
-                let values = [l.delay_ms, l.jitter_ms, l.loss_pct, l.rate_mbit];
-                if values.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
+                if let Some(problem) = l.problem() {
                     return Err(invalid(
                         &section,
-                        format!("link '{name}', {host}: values must be finite and >= 0"),
-                    ));
-                }
-                if l.loss_pct > 100.0 {
-                    return Err(invalid(
-                        &section,
-                        format!(
-                            "link '{name}', {host}: loss_pct = {} is above 100",
-                            l.loss_pct
-                        ),
+                        format!("link '{name}', {host}: {problem}"),
                     ));
                 }
                 if l.jitter_ms > l.delay_ms {
@@ -328,19 +321,16 @@ impl Experiment {
             ));
         }
         if let Some(h) = &hosts {
-            let names: Vec<String> = LaunchFile::load(h)
-                .map(|l| l.netns_hosts().into_iter().map(|(n, _)| n).collect())
-                .unwrap_or_default();
             for link in &links {
                 for host in link.per_host.keys() {
-                    if host != "all" && !names.contains(host) {
+                    if host != "all" && !host_names.contains(host) {
                         return Err(invalid(
                             &format!("[links.{}]", link.name),
                             format!(
                                 "link '{}': no netns host '{host}' in {} (hosts: {}, or all)",
                                 link.name,
                                 h.display(),
-                                names.join(", ")
+                                host_names.join(", ")
                             ),
                         ));
                     }

@@ -53,7 +53,7 @@ impl Machine {
             cpu: first_value(&read("/proc/cpuinfo"), "model name").unwrap_or_default(),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_gib: (mem_kib / 1024.0 / 1024.0 * 10.0).round() / 10.0,
-            netem: std::path::Path::new("/sys/module/sch_netem").exists(),
+            netem: crate::launch_cmd::kernel_has_netem(),
             convoy_version: env!("CARGO_PKG_VERSION").to_string(),
             git_commit: output("git", &["rev-parse", "--short", "HEAD"])
                 .map(|c| {

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -62,10 +62,9 @@ pub fn run(domain: u32, args: &ExperimentArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-{}", exp.name, stamp())));
+    let dir = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(format!("{}-{}", exp.name, crate::stamp::utc_stamp_now()))
+    });
     let cells_dir = dir.join("cells");
     std::fs::create_dir_all(&cells_dir)
         .with_context(|| format!("cannot create {}", cells_dir.display()))?;
@@ -191,12 +190,23 @@ impl<'a> Sweep<'a> {
         format!("{}m{:02}s", (left / 60.0) as u64, (left % 60.0) as u64)
     }
 
-    fn warm_up(&mut self, cell: &Cell, link_file: Option<&Path>) -> Result<()> {
-        self.say(&format!("warm-up: {}", cell.id(self.exp)));
-        let files = CellFiles::new(&self.dir.join("warmup"), &cell.id(self.exp))?;
+    /// Runs `cell` with its output in `folder/ID/`.
+    fn execute(
+        &self,
+        cell: &Cell,
+        link_file: Option<&Path>,
+        folder: &str,
+    ) -> Result<(CellFiles, CellOutcome)> {
+        let files = CellFiles::new(&self.dir.join(folder), &cell.id(self.exp))?;
         let command = cells::command(self.exp, cell, self.domain, link_file, &files)?;
         let timeout = Duration::from_secs_f64(self.exp.cell_timeout_s);
-        cells::run(command, &files, timeout, self.stop)?;
+        let outcome = cells::run(command, &files, timeout, self.stop)?;
+        Ok((files, outcome))
+    }
+
+    fn warm_up(&mut self, cell: &Cell, link_file: Option<&Path>) -> Result<()> {
+        self.say(&format!("warm-up: {}", cell.id(self.exp)));
+        self.execute(cell, link_file, "warmup")?;
         Ok(())
     }
 
@@ -206,11 +216,8 @@ impl<'a> Sweep<'a> {
             bar.set_message(id.clone());
         }
         let began = Instant::now();
-        let files = CellFiles::new(&self.dir.join("cells"), &id)?;
-        let command = cells::command(self.exp, cell, self.domain, link_file, &files)?;
-        let timeout = Duration::from_secs_f64(self.exp.cell_timeout_s);
         let base = ResultRow::of(self.exp, cell, &id);
-        let outcome = cells::run(command, &files, timeout, self.stop)?;
+        let (files, outcome) = self.execute(cell, link_file, "cells")?;
         let verdict = match outcome {
             CellOutcome::Interrupted => return Ok(()),
             CellOutcome::Failed(reason) => {
@@ -366,28 +373,4 @@ impl Drop for LinkUp {
             eprintln!("warning: {e:#}");
         }
     }
-}
-
-/// YYYYMMDD-HHMMSS (UTC) for folder names.
-fn stamp() -> String {
-    let secs = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }

@@ -105,12 +105,21 @@ fn draw<DB: DrawingBackend>(
     chart: &Chart,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
-    let points = || chart.series.iter().flat_map(|s| s.points.iter());
-    let finite: Vec<(f64, f64)> = points()
-        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!chart.x_log || *x > 0.0))
-        .filter(|(_, y)| !chart.y_log || *y > 0.0)
-        .map(|&(x, y)| (to_axis(x, chart.x_log), to_axis(y, chart.y_log)))
+    let (x_log, y_log) = (chart.x_log, chart.y_log);
+    // Each series' drawable points on the axes' scale: finite, and above 0 on a log axis.
+    let drawn: Vec<Vec<(f64, f64)>> = chart
+        .series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .filter(|(x, y)| (!x_log || *x > 0.0) && (!y_log || *y > 0.0))
+                .map(|&(x, y)| (to_axis(x, x_log), to_axis(y, y_log)))
+                .collect()
+        })
         .collect();
+    let all = || drawn.iter().flatten();
     let range = |v: Vec<f64>, log: bool| {
         let (lo, hi) = v
             .iter()
@@ -125,15 +134,14 @@ fn draw<DB: DrawingBackend>(
         let lo = if log { lo - pad } else { 0.0 };
         lo..hi + pad
     };
-    let x_range = range(finite.iter().map(|p| p.0).collect(), chart.x_log);
-    let y_range = range(finite.iter().map(|p| p.1).collect(), chart.y_log);
+    let x_range = range(all().map(|p| p.0).collect(), x_log);
+    let y_range = range(all().map(|p| p.1).collect(), y_log);
     let mut ctx = ChartBuilder::on(root)
         .caption(&chart.title, ("sans-serif", 22))
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(70)
         .build_cartesian_2d(x_range, y_range)?;
-    let (x_log, y_log) = (chart.x_log, chart.y_log);
     ctx.configure_mesh()
         .x_desc(chart.x_label.as_str())
         .y_desc(chart.y_label.as_str())
@@ -142,15 +150,8 @@ fn draw<DB: DrawingBackend>(
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 16))
         .draw()?;
-    for s in &chart.series {
+    for (s, pts) in chart.series.iter().zip(drawn) {
         let colour = Palette99::pick(s.colour).to_rgba();
-        let pts: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .filter(|(x, y)| x.is_finite() && y.is_finite())
-            .filter(|(x, y)| (!x_log || *x > 0.0) && (!y_log || *y > 0.0))
-            .map(|&(x, y)| (to_axis(x, x_log), to_axis(y, y_log)))
-            .collect();
         let style = colour.stroke_width(2);
         let legend_style = style;
         if s.dashed {
