@@ -2,10 +2,19 @@
 //! [`BEAT`], so the coordinator's registry sees it alive; silence past the scenario's lease
 //! means the node is gone (a killed process stops beating at once).
 //!
-//! The beacon also watches the other nodes' beats. When one falls silent past the lease, this
-//! node tells DDS to drop that node's participant at once: otherwise this node's reliable
-//! writers keep waiting for the dead node's readers to acknowledge until the (longer) DDS
-//! participant lease lapses, and a lockstep run or a reassigned sensor stalls meanwhile.
+//! The beacon of every node but an agent also watches the other nodes' beats. When one falls
+//! silent past the lease, this node tells DDS to drop that node's participant at once:
+//! otherwise this node's reliable writers keep waiting for the dead node's readers to
+//! acknowledge until the (longer) DDS participant lease lapses, and a lockstep run or a
+//! reassigned sensor stalls meanwhile.
+//!
+//! Agents do not watch: every node beats four times a second, so with every node reading
+//! every beat the status traffic grows with the square of the nodes (64 agents: 65 x 64 beats
+//! and as many acknowledgements, 33,000 datagrams a second, which kept a 64-agent run on two
+//! cores from getting through start-up). What an agent writes is read by the coordinator, by
+//! tools and, peer to peer, by other agents; a KEEP_LAST writer whose reader stopped answering
+//! goes on without it after 200 ms (rustdds change 36), and the coordinator, which watches,
+//! takes a silent agent out of the run.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -61,7 +70,8 @@ pub struct StatusBeacon {
     beats_skipped: u64,
     status: NodeStatus,
     last: Option<Instant>,
-    peers: Subscriber<NodeStatus>,
+    /// None for an agent (see the module doc).
+    peers: Option<Subscriber<NodeStatus>>,
     /// Other nodes' last beat: node id -> (writer of its status, when seen).
     seen: BTreeMap<String, (rustdds::GUID, Instant)>,
     lease: Duration,
@@ -72,7 +82,10 @@ impl StatusBeacon {
     pub fn new(node: &Node, role: NodeRole) -> Result<StatusBeacon, EndpointError> {
         Ok(StatusBeacon {
             node: node.clone(),
-            peers: node.subscriber(&topics::nodes())?,
+            peers: match role {
+                NodeRole::Agent => None,
+                _ => Some(node.subscriber(&topics::nodes())?),
+            },
             seen: BTreeMap::new(),
             lease: DEFAULT_LEASE,
             absence: OwnAbsence::default(),
@@ -173,7 +186,10 @@ impl StatusBeacon {
     }
 
     fn watch_peers(&mut self, now: Instant) {
-        for status in self.peers.take(256) {
+        let Some(peers) = self.peers.as_mut() else {
+            return;
+        };
+        for status in peers.take(256) {
             if status.value.node_id == self.status.node_id {
                 continue;
             }

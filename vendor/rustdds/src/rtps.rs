@@ -8,6 +8,7 @@ pub(crate) mod message_receiver;
 pub(crate) mod outbound;
 pub(crate) mod pacing;
 pub(crate) mod reader;
+pub(crate) mod reply_batch;
 pub(crate) mod rtps_reader_proxy;
 pub(crate) mod rtps_writer_proxy;
 pub(crate) mod timed_event;

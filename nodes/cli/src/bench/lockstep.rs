@@ -28,7 +28,7 @@ pub fn ring_scenario(agents: usize) -> Scenario {
             [radius * a.cos(), radius * a.sin()]
         })
         .collect();
-    let agents = (0..agents)
+    let agents: Vec<AgentSpec> = (0..agents)
         .map(|i| {
             let a = 2.0 * PI * i as f64 / agents as f64;
             AgentSpec {
@@ -60,7 +60,8 @@ pub fn ring_scenario(agents: usize) -> Scenario {
             max_substep_delta: 0.01,
             max_substeps: 10,
             barrier_timeout: 10.0,
-            lease: 5.0,
+            // 65 processes on 2 cores: a beat can wait seconds for a CPU during start-up.
+            lease: (agents.len() as f64 * 0.25).max(5.0),
         },
         origin: Default::default(),
         map: Default::default(),

@@ -225,6 +225,7 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
         .fragment_size(transport.fragment_size)
         .max_unacked_bytes(transport.window)
         .application_thread_push(transport.fast_push)
+        .ack_batching(transport.ack_hold)
         .link_emulation(transport.link)
         .keep_last_replaces_unacked(keep_last_replaces)
         .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)

@@ -24,6 +24,11 @@ pub const WINDOW_ENV: &str = "CONVOY_WINDOW";
 /// Whether a writer sends a small sample from the thread that writes it: `on` (the default)
 /// or `off` (every sample goes through the node's DDS event loop; for comparisons).
 pub const FAST_PUSH_ENV: &str = "CONVOY_FAST_PUSH";
+/// ACKNACK batching (vendored rustdds change 41): the ACKNACKs a node's readers make in one
+/// pass of its receive loop leave together, one datagram per destination node. The value is
+/// how much longer a plain acknowledgement may wait to join others: a duration (`0us`, the
+/// default; `150us`) or `off` (every ACKNACK in its own datagram, as before).
+pub const ACK_HOLD_ENV: &str = "CONVOY_ACK_HOLD";
 /// Link emulation of everything a node sends (vendored rustdds change 39): delay, jitter, loss
 /// and rate, for all destinations (`delay_ms=20,jitter_ms=2`) or per destination host
 /// (`10.77.0.2:delay_ms=20;*:delay_ms=5`); `off` (the default): none. For experiments on a
@@ -44,6 +49,12 @@ pub const DEFAULT_FRAGMENT_SIZE: usize = 1280;
 /// slowing down.
 pub const DEFAULT_WINDOW: usize = 8 * 1024 * 1024;
 
+/// The default hold of a plain acknowledgement beyond the receive loop's pass: none. A hold
+/// of 150 µs joins more (an agent's state and FrameDone arrive tens of microseconds apart)
+/// but delays the acknowledgement a depth-1 clock writer waits for before its next tick:
+/// 4-agent lockstep ran slower with it (docs/BENCHMARKS.md, issue 19).
+pub const DEFAULT_ACK_HOLD: Duration = Duration::ZERO;
+
 /// A bad `CONVOY_*` value, with the variable and the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{var}='{value}': {reason}")]
@@ -62,6 +73,8 @@ pub struct TransportSettings {
     pub fragment_size: usize,
     pub window: Option<usize>,
     pub fast_push: bool,
+    /// None: ACKNACKs are not batched.
+    pub ack_hold: Option<Duration>,
     /// None: no link emulation.
     pub link: Option<LinkEmulation>,
 }
@@ -76,6 +89,7 @@ impl Default for TransportSettings {
             fragment_size: DEFAULT_FRAGMENT_SIZE,
             window: Some(DEFAULT_WINDOW),
             fast_push: true,
+            ack_hold: Some(DEFAULT_ACK_HOLD),
             link: None,
         }
     }
@@ -119,6 +133,23 @@ impl TransportSettings {
                 "on" => true,
                 "off" => false,
                 _ => return Err(error(FAST_PUSH_ENV, &v, "expected on or off")),
+            };
+        }
+        if let Some(v) = lookup(ACK_HOLD_ENV) {
+            settings.ack_hold = if v.trim().eq_ignore_ascii_case("off") {
+                None
+            } else {
+                match parse_period(&v) {
+                    Some(hold) if hold <= Duration::from_millis(100) => Some(hold),
+                    Some(_) => return Err(error(ACK_HOLD_ENV, &v, "at most 100ms")),
+                    None => {
+                        return Err(error(
+                            ACK_HOLD_ENV,
+                            &v,
+                            "expected a duration (0us, 150us) or off",
+                        ))
+                    }
+                }
             };
         }
         if let Some(v) = lookup(LINK_ENV) {
@@ -416,6 +447,19 @@ mod tests {
         assert!(settings(&[(PACING_ENV, "100B/1ms")]).is_err());
         assert!(settings(&[(PACING_ENV, "1MB/10ns")]).is_err());
         assert!(settings(&[(FRAGMENT_SIZE_ENV, "12XB")]).is_err());
+        let e = settings(&[(ACK_HOLD_ENV, "soon")]).expect_err("bad hold");
+        assert_eq!(
+            e.to_string(),
+            "CONVOY_ACK_HOLD='soon': expected a duration (0us, 150us) or off"
+        );
+        assert_eq!(
+            settings(&[(ACK_HOLD_ENV, "off")]).expect("off").ack_hold,
+            None
+        );
+        assert_eq!(
+            settings(&[(ACK_HOLD_ENV, "0us")]).expect("zero").ack_hold,
+            Some(Duration::ZERO)
+        );
         let e = settings(&[(FAST_PUSH_ENV, "yes")]).expect_err("bad switch");
         assert_eq!(e.to_string(), "CONVOY_FAST_PUSH='yes': expected on or off");
     }

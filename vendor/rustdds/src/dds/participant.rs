@@ -176,6 +176,15 @@ impl DomainParticipantBuilder {
     self
   }
 
+  /// convoy change 41: readers send their ACKNACKs in batches, one datagram
+  /// per destination, a plain acknowledgement held up to `hold` for others
+  /// (a loss report or a HEARTBEAT request goes at the end of the receive
+  /// loop's pass). None: every ACKNACK is sent as it is made.
+  pub fn ack_batching(mut self, hold: Option<std::time::Duration>) -> Self {
+    self.transport.ack_hold = hold;
+    self
+  }
+
   /// convoy change 22: reliable KEEP_LAST writers of this participant replace
   /// their oldest samples when the window is full, acknowledged or not, as DDS's
   /// KEEP_LAST says, instead of blocking the application (up to

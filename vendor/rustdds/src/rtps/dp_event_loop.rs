@@ -41,6 +41,7 @@ use crate::{
     outbound::SocketId,
     pacing::{Pacer, TokenBucket, TransportTuning},
     reader::{Reader, ReaderIngredients},
+    reply_batch::ReplyBatch,
     rtps_reader_proxy::RtpsReaderProxy,
     rtps_writer_proxy::RtpsWriterProxy,
     timed_event::DpTimerEvent,
@@ -120,6 +121,9 @@ pub struct DPEventLoop {
   // Interface-aware transmit: per-remote observed receive interfaces/addresses,
   // shared (intra-thread) with the MessageReceiver that populates it.
   interface_observations: Rc<RefCell<InterfaceObservations>>,
+  /// convoy change 41: the readers' ACKNACKs of this pass, sent before the next poll.
+  /// None: batching off (`TransportTuning::ack_hold`).
+  reply_batch: Option<Rc<RefCell<ReplyBatch>>>,
 
   // Snapshot of the local interface table (IP, IPv4 subnet, MTU, flags) used to
   // resolve each matched reader's per-peer path-MTU budget. Shared (read-only)
@@ -317,6 +321,9 @@ impl DPEventLoop {
         Rc::clone(&interface_observations),
       ),
       interface_observations,
+      reply_batch: transport
+        .ack_hold
+        .map(|hold| Rc::new(RefCell::new(ReplyBatch::new(hold)))),
       local_interfaces,
       #[cfg(feature = "security")]
       security_plugins_opt,
@@ -379,6 +386,9 @@ impl DPEventLoop {
 
     // loop starts here
     loop {
+      // convoy change 41: the ACKNACKs of the last pass leave before the wait,
+      // or once their hold is over.
+      let reply_batch_due = ev_wrapper.flush_reply_batch();
       // The poll wakes for a socket, the shared waker, or the sooner of the next
       // deadline and the outbound fallback. Non-unix has no write-readiness
       // registration, so a short cap flushes queued sends.
@@ -389,6 +399,9 @@ impl DPEventLoop {
       };
       let mut poll_timeout =
         timeout_until(ev_wrapper.shared_timer.borrow().next_deadline(), idle_cap);
+      if let Some(due) = reply_batch_due {
+        poll_timeout = poll_timeout.min(due);
+      }
       // convoy change 8: epoll waits whole milliseconds (mio rounds up), too
       // coarse for pacing waits of a few hundred microseconds. A deadline under
       // a millisecond away arms the timerfd, whose expiry wakes the poll
@@ -1183,6 +1196,19 @@ impl DPEventLoop {
     }
   }
 
+  /// convoy change 41: sends the ACKNACKs the readers queued when they are due;
+  /// returns how long those still held may wait.
+  fn flush_reply_batch(&self) -> Option<Duration> {
+    let mut batch = self.reply_batch.as_ref()?.borrow_mut();
+    match batch.due_in(Instant::now()) {
+      Some(wait) if wait.is_zero() => {
+        batch.flush(&self.udp_sender, self.domain_info.domain_participant_guid.prefix);
+        None
+      }
+      held => held,
+    }
+  }
+
   fn add_local_reader(&mut self, reader_ing: ReaderIngredients) {
     // The reader schedules its timeouts on the loop's shared timer (already
     // registered in `new()`), so there is no per-reader timer to register.
@@ -1197,6 +1223,9 @@ impl DPEventLoop {
     // id, so there is nothing to register under the reader token.
     new_reader.set_requested_deadline_check_timer();
     new_reader.set_interface_observations(Rc::clone(&self.interface_observations));
+    if let Some(batch) = &self.reply_batch {
+      new_reader.set_reply_batch(Rc::clone(batch));
+    }
     trace!("Add reader: {new_reader:?}");
     self.message_receiver.add_reader(new_reader);
   }

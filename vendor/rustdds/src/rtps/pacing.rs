@@ -85,6 +85,12 @@ pub struct TransportTuning {
   /// the participant sends, per destination host (`network::link_emulation`).
   /// None: datagrams go straight to the socket.
   pub link_emulation: Option<LinkEmulation>,
+  /// convoy change 41: readers' ACKNACKs leave batched at the end of the
+  /// receive loop's pass, one datagram per destination; a plain
+  /// acknowledgement waits up to this long beyond the pass for others
+  /// (`rtps::reply_batch`; zero by default). None: each ACKNACK is sent as it
+  /// is made.
+  pub ack_hold: Option<std::time::Duration>,
 }
 
 impl Default for TransportTuning {
@@ -99,6 +105,7 @@ impl Default for TransportTuning {
       keep_last_replaces_unacked: false,
       application_thread_push: true,
       link_emulation: None,
+      ack_hold: Some(std::time::Duration::ZERO),
     }
   }
 }

@@ -44,7 +44,8 @@ use crate::{
   polling::{ReadySender, SharedTimer, WakeReceiver},
   rtps::{
     fragment_assembler::FragmentAssembler, message_receiver::MessageReceiverState,
-    rtps_writer_proxy::RtpsWriterProxy, timed_event::DpTimerEvent, transmit::InterfaceObservations,
+    reply_batch::ReplyBatch, rtps_writer_proxy::RtpsWriterProxy, timed_event::DpTimerEvent,
+    transmit::InterfaceObservations,
     Message,
   },
   structure::{
@@ -169,6 +170,8 @@ pub(crate) struct Reader {
   // convoy change 15: where each remote participant's traffic comes from, to
   // send ACKNACKs and NACK_FRAGs to one of a writer's locators, not all.
   interface_observations: Option<Rc<RefCell<InterfaceObservations>>>,
+  /// convoy change 41: where ACKNACKs wait for the end of the event loop's pass.
+  reply_batch: Option<Rc<RefCell<ReplyBatch>>>,
 }
 
 // If we are assembling a fragment, but it does not receive any updates
@@ -238,6 +241,7 @@ impl Reader {
 
       security_plugins: i.security_plugins,
       interface_observations: None,
+      reply_batch: None,
     }
   }
   // TODO: check if it's necessary to implement different handlers for discovery
@@ -1460,6 +1464,12 @@ impl Reader {
     self.interface_observations = Some(o);
   }
 
+  /// convoy change 41: ACKNACKs go into the event loop's batch, sent at the end
+  /// of its pass over what arrived.
+  pub(crate) fn set_reply_batch(&mut self, batch: Rc<RefCell<ReplyBatch>>) {
+    self.reply_batch = Some(batch);
+  }
+
   fn reply_locators_for(&self, writer_prefix: GuidPrefix, advertised: &[Locator]) -> Vec<Locator> {
     let udp: Vec<Locator> = advertised.iter().filter(|l| l.is_udp()).copied().collect();
     if udp.len() <= 1 {
@@ -1494,6 +1504,13 @@ impl Reader {
     dst_locator_list: &[Locator],
     destination_guid: GUID,
   ) {
+    #[cfg(not(feature = "security"))]
+    if let Some(batch) = &self.reply_batch {
+      batch
+        .borrow_mut()
+        .push(info_dst.guid_prefix, dst_locator_list, acknack, flags);
+      return;
+    }
     let infodst_flags =
       BitFlags::<INFODESTINATION_Flags>::from_flag(INFODESTINATION_Flags::Endianness);
 
