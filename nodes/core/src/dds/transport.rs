@@ -136,21 +136,7 @@ impl TransportSettings {
             };
         }
         if let Some(v) = lookup(ACK_HOLD_ENV) {
-            settings.ack_hold = if v.trim().eq_ignore_ascii_case("off") {
-                None
-            } else {
-                match parse_period(&v) {
-                    Some(hold) if hold <= Duration::from_millis(100) => Some(hold),
-                    Some(_) => return Err(error(ACK_HOLD_ENV, &v, "at most 100ms")),
-                    None => {
-                        return Err(error(
-                            ACK_HOLD_ENV,
-                            &v,
-                            "expected a duration (0us, 150us) or off",
-                        ))
-                    }
-                }
-            };
+            settings.ack_hold = parse_ack_hold(&v)?;
         }
         if let Some(v) = lookup(LINK_ENV) {
             settings.link = parse_link(&v)?;
@@ -333,6 +319,21 @@ fn parse_pacing(var: &'static str, value: &str) -> Result<Option<PacingRate>, Tr
         return Err(error(var, value, "the period must be 50us..1s"));
     }
     Ok(PacingRate::new(bytes, period))
+}
+
+fn parse_ack_hold(value: &str) -> Result<Option<Duration>, TransportError> {
+    if value.trim().eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    match parse_period(value) {
+        Some(hold) if hold <= Duration::from_millis(100) => Ok(Some(hold)),
+        Some(_) => Err(error(ACK_HOLD_ENV, value, "at most 100ms")),
+        None => Err(error(
+            ACK_HOLD_ENV,
+            value,
+            "expected a duration (0us, 150us) or off",
+        )),
+    }
 }
 
 fn parse_bounded(

@@ -22,13 +22,7 @@ use log::error;
 use speedy::Endianness;
 
 use crate::{
-  messages::{
-    header::Header,
-    protocol_id::ProtocolId,
-    protocol_version::ProtocolVersion,
-    submessages::submessages::*,
-    vendor_id::VendorId,
-  },
+  messages::{header::Header, submessages::submessages::*},
   network::udp_sender::UDPSender,
   rtps::Message,
   structure::{guid::GuidPrefix, locator::Locator},
@@ -56,9 +50,6 @@ pub(crate) struct ReplyBatch {
   /// Something queued reports a loss or asks for a HEARTBEAT: send at the end of
   /// this pass, not after the hold.
   urgent: bool,
-  /// ACKNACK datagrams sent, and ACKNACKs in them (for the change's record).
-  pub(crate) datagrams_sent: u64,
-  pub(crate) acknacks_sent: u64,
 }
 
 impl ReplyBatch {
@@ -68,8 +59,6 @@ impl ReplyBatch {
       pending: Vec::new(),
       since: None,
       urgent: false,
-      datagrams_sent: 0,
-      acknacks_sent: 0,
     }
   }
 
@@ -129,27 +118,18 @@ impl ReplyBatch {
     self.since = None;
     self.urgent = false;
     for pending in self.pending.drain(..) {
-      let mut message = Message::new(Header {
-        protocol_id: ProtocolId::default(),
-        protocol_version: ProtocolVersion::THIS_IMPLEMENTATION,
-        vendor_id: VendorId::THIS_IMPLEMENTATION,
-        guid_prefix: own_prefix,
-      });
+      let mut message = Message::new(Header::new(own_prefix));
       message.add_submessage(
         InfoDestination {
           guid_prefix: pending.destination,
         }
         .create_submessage(BitFlags::from_flag(INFODESTINATION_Flags::Endianness)),
       );
-      self.acknacks_sent += pending.acknacks.len() as u64;
       for (acknack, flags) in pending.acknacks {
         message.add_submessage(acknack.create_submessage(flags));
       }
       match message.write_to_vec_fast(Endianness::LittleEndian) {
-        Ok(bytes) => {
-          sender.send_to_locator_list(&bytes, &pending.locators);
-          self.datagrams_sent += 1;
-        }
+        Ok(bytes) => sender.send_to_locator_list(&bytes, &pending.locators),
         Err(e) => error!("Failed to serialize a batch of ACKNACKs: {e:?}"),
       }
     }
