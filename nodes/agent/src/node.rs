@@ -26,7 +26,7 @@ use crate::controller::{self, Controller};
 use crate::world::AgentWorld;
 
 /// The longest the loop blocks without looking at commands and the stop flag.
-const HOUSEKEEPING: Duration = Duration::from_millis(5);
+const HOUSEKEEPING: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone)]
 pub struct AgentConfig {

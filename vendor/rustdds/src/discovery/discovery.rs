@@ -23,7 +23,9 @@ use crate::{
     statusevents::{DomainParticipantStatusEvent, LostReason, StatusChannelSender},
   },
   discovery::{
-    discovery_db::{discovery_db_read, discovery_db_write, DiscoveredVia, DiscoveryDB},
+    discovery_db::{
+      discovery_db_read, discovery_db_write, DiscoveredVia, DiscoveryDB, ParticipantUpdate,
+    },
     sedp_messages::{
       DiscoveredReaderData, DiscoveredTopicData, DiscoveredWriterData, Endpoint_GUID,
       ParticipantMessageData, ParticipantMessageDataKind,
@@ -1076,8 +1078,17 @@ impl Discovery {
     &mut self,
     participant_data: &SpdpDiscoveredParticipantData,
   ) {
-    let was_new = discovery_db_write(&self.discovery_db).update_participant(participant_data);
+    let update = discovery_db_write(&self.discovery_db).update_participant(participant_data);
     let guid_prefix = participant_data.participant_guid.prefix;
+    // convoy change 42: a periodic re-announcement only refreshed the lease.
+    // Telling the event loop of it re-matched every built-in endpoint of the
+    // participant and re-resolved every writer's routes: with every
+    // participant announcing each second, the idle cost of a domain grew with
+    // the square of its participants (64 idle agents took over three CPUs).
+    if update == ParticipantUpdate::Unchanged {
+      return;
+    }
+    let was_new = update == ParticipantUpdate::New;
 
     // convoy change 19: endpoints of this participant discovered before it have no locators
     // yet; give them the participant's and tell the event loop, which updates the matched

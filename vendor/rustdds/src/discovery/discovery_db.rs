@@ -45,6 +45,17 @@ const DEFAULT_PARTICIPANT_LEASE_DURATION: Duration = Duration::from_secs(60);
 // How much longer to wait than lease duration before pronouncing lost.
 const PARTICIPANT_LEASE_DURATION_TOLERANCE: Duration = Duration::from_secs(0);
 
+/// What an SPDP announcement did to the participant's entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParticipantUpdate {
+  /// Not known before (or known again after its lease lapsed).
+  New,
+  /// Known, and something in its data (locators, endpoints, QoS) differs.
+  Changed,
+  /// A re-announcement of what is known: only its lease was refreshed.
+  Unchanged,
+}
+
 // TODO: Let DiscoveryDB itself become thread-safe and support smaller-scope
 // lock
 pub(crate) struct DiscoveryDB {
@@ -151,7 +162,10 @@ impl DiscoveryDB {
   }
 
   // Returns if participant was previously unknown
-  pub fn update_participant(&mut self, data: &SpdpDiscoveredParticipantData) -> bool {
+  pub fn update_participant(
+    &mut self,
+    data: &SpdpDiscoveredParticipantData,
+  ) -> ParticipantUpdate {
     debug!("update_participant: {:?}", data);
     let guid = data.participant_guid;
 
@@ -159,7 +173,7 @@ impl DiscoveryDB {
     if guid.entity_id != EntityId::PARTICIPANT {
       error!("Discovered participant GUID entity_id is not for participant: {guid:?}");
       // Maybe we should discard the participant here?
-      return false;
+      return ParticipantUpdate::Unchanged;
     }
 
     // We allow discovery to discover self, since our discovery readers
@@ -173,6 +187,12 @@ impl DiscoveryDB {
     // }
 
     let mut new_participant = false;
+    // convoy change 42: a periodic re-announcement (the same data; only the
+    // time it was received differs) refreshes the lease and nothing else.
+    let unchanged = self
+      .participant_proxies
+      .get(&guid.prefix)
+      .is_some_and(|known| known.same_announcement(data));
     if !self.participant_proxies.contains_key(&guid.prefix) {
       info!("New remote participant: {:?}", data);
       new_participant = true;
@@ -198,13 +218,21 @@ impl DiscoveryDB {
 
     // In any case:
     // Update SpdpDiscoveredParticipantData to DB
-    self.participant_proxies.insert(guid.prefix, data.clone());
+    if !unchanged {
+      self.participant_proxies.insert(guid.prefix, data.clone());
+    }
     // Timestamp last life sign fro participant
     self
       .participant_last_life_signs
       .insert(guid.prefix, Instant::now());
 
-    new_participant
+    if new_participant {
+      ParticipantUpdate::New
+    } else if unchanged {
+      ParticipantUpdate::Unchanged
+    } else {
+      ParticipantUpdate::Changed
+    }
   }
 
   pub fn participant_is_alive(&mut self, guid_prefix: GuidPrefix) {
@@ -904,6 +932,29 @@ mod tests {
       test_domain::test_domain_id,
     },
   };
+
+  // convoy change 42
+  #[test]
+  fn a_re_announcement_of_the_same_data_is_unchanged() {
+    let (discovery_db_event_sender, _discovery_db_event_receiver) =
+      std::sync::mpsc::sync_channel::<()>(4);
+    let (status_sender, _status_receiver) = sync_status_channel(16).unwrap();
+    let mut discoverydb = DiscoveryDB::new(
+      GUID::new_participant_guid(),
+      discovery_db_event_sender,
+      status_sender,
+    );
+    let mut data = spdp_participant_data().unwrap();
+    assert_eq!(discoverydb.update_participant(&data), ParticipantUpdate::New);
+
+    // Received again later: only the time it was received differs.
+    data.updated_time += chrono::Duration::seconds(1);
+    assert_eq!(discoverydb.update_participant(&data), ParticipantUpdate::Unchanged);
+
+    data.lease_duration = Some(Duration::from(StdDuration::from_secs(7)));
+    assert_eq!(discoverydb.update_participant(&data), ParticipantUpdate::Changed);
+    assert_eq!(discoverydb.update_participant(&data), ParticipantUpdate::Unchanged);
+  }
 
   #[test]
   fn discdb_participant_operations() {

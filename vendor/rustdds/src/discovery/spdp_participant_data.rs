@@ -81,6 +81,14 @@ pub struct SpdpDiscoveredParticipantData {
 }
 
 impl SpdpDiscoveredParticipantData {
+  /// convoy change 42: whether `other` announces the same as `self`: all but
+  /// the time each was received.
+  pub(crate) fn same_announcement(&self, other: &Self) -> bool {
+    let mut other = other.clone();
+    other.updated_time = self.updated_time;
+    *self == other
+  }
+
   #[cfg(feature = "security")]
   pub(crate) fn supports_security(&self) -> bool {
     // TODO: Is this logic correct? Or maybe we could come up with a more accurate

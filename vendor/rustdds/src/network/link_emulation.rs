@@ -320,7 +320,7 @@ impl LinkEmulator {
         let seq = state.next_seq;
         state.next_seq += 1;
         state.queued_bytes += buffer.len();
-        let earliest = state.queue.peek().map_or(true, |Reverse(w)| due < w.due);
+        let earliest = state.queue.peek().is_none_or(|Reverse(w)| due < w.due);
         state.queue.push(Reverse(Waiting {
           due,
           seq,

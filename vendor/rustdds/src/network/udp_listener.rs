@@ -28,6 +28,9 @@ pub struct PacketOrigin {
   /// (requires `IP_PKTINFO`; `None` on platforms/paths where it is
   /// unavailable).
   pub local_if: Option<InterfaceSelector>,
+  /// convoy change 43: it came in on a multicast listener (the sender's
+  /// multicast reaches this participant).
+  pub via_multicast: bool,
 }
 
 impl PacketOrigin {
@@ -36,6 +39,7 @@ impl PacketOrigin {
   pub const UNKNOWN: Self = Self {
     source: None,
     local_if: None,
+    via_multicast: false,
   };
 }
 
@@ -445,7 +449,14 @@ impl UDPListener {
       .map(InterfaceSelector::Ip)
       .or_else(|| self.ifindex_map.get(&ifindex).copied());
 
-    Ok(Some((nbytes, PacketOrigin { source, local_if })))
+    Ok(Some((
+      nbytes,
+      PacketOrigin {
+        source,
+        local_if,
+        via_multicast: self.multicast_group.is_some(),
+      },
+    )))
   }
 
   /// Non-Unix fallback: capture the source address only (no interface info).
@@ -460,6 +471,7 @@ impl UDPListener {
         PacketOrigin {
           source: Some(source),
           local_if: None,
+          via_multicast: self.multicast_group.is_some(),
         },
       ))),
       Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),

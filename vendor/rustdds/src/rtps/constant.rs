@@ -70,6 +70,11 @@ pub const TAIL_HEARTBEATS_PER_SILENCE: u32 = 4;
 // milliseconds; at 40 ms, a live reader of 4 MB images over a lossy link on a
 // loaded machine was taken for stopped now and then, and lost samples.
 pub const STOPPED_READER_PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
+// convoy change 43: a participant whose multicast reached this one within this
+// long gets the periodic SPDP announcement by multicast only. Three
+// announcement periods: one lost multicast datagram does not bring its unicast
+// copies back, and the lease (five periods) outlives a multicast that stopped.
+pub const MULTICAST_HEARD_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
 pub const HEARTBEAT_PERIOD_FAST: crate::structure::duration::Duration =
   crate::structure::duration::Duration::from_millis(100);
 

@@ -386,6 +386,8 @@ impl DPEventLoop {
 
     // loop starts here
     loop {
+      // convoy change 42: routes follow what the last pass observed.
+      ev_wrapper.refresh_changed_routes();
       // convoy change 41: the ACKNACKs of the last pass leave before the wait,
       // or once their hold is over.
       let reply_batch_due = ev_wrapper.flush_reply_batch();
@@ -972,10 +974,11 @@ impl DPEventLoop {
       }
     } // for
 
-    // Fresh SPDP traffic from this participant may have updated our interface
-    // observations; refresh the interface-aware send routes of any writers that
-    // already have matched readers behind this participant. Access `writers`
+    // The participant's locators may have changed: refresh the send routes of
+    // the writers that already have matched readers behind it. Access `writers`
     // directly (not via &mut self) so it stays disjoint from the `db` borrow.
+    // (Changed observations of where its traffic comes from are followed
+    // separately, see `refresh_changed_routes`.)
     for writer in self.writers.values_mut() {
       writer.recompute_routes_for(participant_guid_prefix);
     }
@@ -1193,6 +1196,20 @@ impl DPEventLoop {
   fn remote_writer_lost(&mut self, writer_guid: GUID) {
     for reader in self.message_receiver.available_readers.values_mut() {
       reader.remove_writer_proxy(writer_guid);
+    }
+  }
+
+  /// convoy change 42: re-resolves the send routes of the readers of the
+  /// participants whose observed traffic changed what a route is chosen from
+  /// (first seen, first seen over loopback, a new source address or
+  /// interface). Discovery no longer tells this loop of every periodic SPDP
+  /// announcement, which is what refreshed them before.
+  fn refresh_changed_routes(&mut self) {
+    let changed = self.interface_observations.borrow_mut().take_routes_changed();
+    for prefix in changed {
+      for writer in self.writers.values_mut() {
+        writer.recompute_routes_for(prefix);
+      }
     }
   }
 

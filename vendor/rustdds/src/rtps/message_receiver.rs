@@ -298,10 +298,11 @@ impl MessageReceiver {
       // Without a source address there is nothing actionable to record.
       return;
     };
-    self
-      .interface_observations
-      .borrow_mut()
-      .record(source_prefix, origin.local_if, source);
+    let mut observations = self.interface_observations.borrow_mut();
+    observations.record(source_prefix, origin.local_if, source);
+    if origin.via_multicast {
+      observations.heard_by_multicast(source_prefix);
+    }
   }
 
   // This is also called directly from dp_event_loop in case of loopback messages.

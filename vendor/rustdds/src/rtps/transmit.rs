@@ -22,7 +22,7 @@
 //! interface" path, so reachability is never reduced.
 
 use std::{
-  collections::BTreeMap,
+  collections::{BTreeMap, BTreeSet},
   net::{IpAddr, SocketAddr},
   time::{Duration, Instant},
 };
@@ -103,6 +103,11 @@ pub struct ObservedRoutes {
   /// Most recent source socket address seen for this participant, regardless of
   /// whether the receiving interface could be determined.
   last_source: Option<SocketAddr>,
+  /// convoy change 42: the most recent source address that is not loopback.
+  /// A same-host peer's unicast comes from loopback and its multicast from a
+  /// LAN address, so `last_source` alternates with every announcement; a
+  /// loopback address never tells LAN unicast locators apart anyway.
+  last_routable_source: Option<SocketAddr>,
   /// The interface currently chosen for multicast egress to this participant.
   /// Updated with hysteresis (see [`STICKY_SWITCH_MARGIN`]) so it does not flip
   /// on a single stray packet arriving on another interface.
@@ -114,11 +119,27 @@ pub struct ObservedRoutes {
   /// Used to authorize sending to the peer's loopback locators (see
   /// `src/rtps/loopback_same_host_design.md`).
   seen_from_loopback: bool,
+  /// convoy change 43: when its traffic last came in on a multicast listener.
+  multicast_heard_at: Option<Instant>,
 }
 
 impl ObservedRoutes {
-  fn record(&mut self, iface: Option<InterfaceSelector>, source: SocketAddr) {
+  /// Returns whether what a route is chosen from changed (see
+  /// [`Self::route_inputs`]).
+  fn record(&mut self, iface: Option<InterfaceSelector>, source: SocketAddr) -> bool {
+    let before = self.route_inputs();
     self.record_at(iface, source, Instant::now(), STICKY_SWITCH_MARGIN);
+    self.route_inputs() != before
+  }
+
+  /// convoy change 42: what [`RouteSelector`] reads of an observation. Every
+  /// packet refreshes the rest (times, counts, ports), which changes no route.
+  fn route_inputs(&self) -> (bool, Option<InterfaceSelector>, Option<std::net::IpAddr>) {
+    (
+      self.seen_from_loopback,
+      self.current_interface,
+      self.last_routable_source.map(|source| source.ip()),
+    )
   }
 
   /// Testable core of [`Self::record`]: `now` and `margin` are injected so the
@@ -133,6 +154,8 @@ impl ObservedRoutes {
     self.last_source = Some(source);
     if source.ip().is_loopback() {
       self.seen_from_loopback = true;
+    } else {
+      self.last_routable_source = Some(source);
     }
     if let Some(iface) = iface {
       self
@@ -175,6 +198,11 @@ impl ObservedRoutes {
     self.last_source
   }
 
+  /// The most recently observed source address that is not loopback, if any.
+  pub fn last_routable_source(&self) -> Option<SocketAddr> {
+    self.last_routable_source
+  }
+
   /// Whether this participant has been positively confirmed to be on the same
   /// host (traffic seen arriving from a loopback source address). Sticky.
   pub fn is_same_host(&self) -> bool {
@@ -204,6 +232,9 @@ impl ObservedRoutes {
 #[derive(Debug, Default)]
 pub struct InterfaceObservations {
   by_participant: BTreeMap<GuidPrefix, ObservedRoutes>,
+  /// convoy change 42: participants whose route inputs changed since the
+  /// event loop last re-resolved their readers' routes.
+  routes_changed: BTreeSet<GuidPrefix>,
 }
 
 impl InterfaceObservations {
@@ -219,11 +250,39 @@ impl InterfaceObservations {
     iface: Option<InterfaceSelector>,
     source: SocketAddr,
   ) {
-    self
+    let changed = self
       .by_participant
       .entry(prefix)
       .or_default()
       .record(iface, source);
+    if changed {
+      self.routes_changed.insert(prefix);
+    }
+  }
+
+  /// convoy change 43: a packet from `prefix` came in on a multicast listener.
+  pub fn heard_by_multicast(&mut self, prefix: GuidPrefix) {
+    self
+      .by_participant
+      .entry(prefix)
+      .or_default()
+      .multicast_heard_at = Some(Instant::now());
+  }
+
+  /// convoy change 43: whether `prefix`'s multicast reached this participant
+  /// within `within`: the two share a multicast domain, so multicast sent from
+  /// here most likely reaches it too.
+  pub fn multicast_heard_within(&self, prefix: GuidPrefix, within: Duration) -> bool {
+    self
+      .by_participant
+      .get(&prefix)
+      .and_then(|routes| routes.multicast_heard_at)
+      .is_some_and(|at| at.elapsed() < within)
+  }
+
+  /// The participants whose route inputs changed since the last call.
+  pub fn take_routes_changed(&mut self) -> BTreeSet<GuidPrefix> {
+    std::mem::take(&mut self.routes_changed)
   }
 
   pub fn get(&self, prefix: GuidPrefix) -> Option<&ObservedRoutes> {
@@ -232,6 +291,7 @@ impl InterfaceObservations {
 
   pub fn remove(&mut self, prefix: GuidPrefix) {
     self.by_participant.remove(&prefix);
+    self.routes_changed.remove(&prefix);
   }
 }
 
@@ -374,7 +434,8 @@ fn select_unicast(advertised_unicast: &[Locator], obs: &ObservedRoutes) -> Optio
     _ => {
       // Multiple advertised addresses: only pick one if the observed source
       // address disambiguates it. Otherwise stay ambiguous (caller falls back).
-      let source_ip = obs.last_source().map(|sa| sa.ip());
+      // The candidates are not loopback, so neither is a source that matches.
+      let source_ip = obs.last_routable_source().map(|sa| sa.ip());
       source_ip.and_then(|ip| {
         candidates
           .iter()
@@ -397,6 +458,43 @@ mod tests {
       Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3]),
       port,
     ))
+  }
+
+  // convoy change 42
+  #[test]
+  fn only_what_a_route_is_chosen_from_marks_a_participant_changed() {
+    let prefix = GuidPrefix::new(&[7; 12]);
+    let mut observations = InterfaceObservations::new();
+    observations.record(prefix, Some(iface([10, 0, 0, 1])), sockaddr([10, 0, 0, 5], 7410));
+    assert_eq!(observations.take_routes_changed().len(), 1, "first seen");
+    // Another packet from the same place, from another port: nothing to re-resolve.
+    observations.record(prefix, Some(iface([10, 0, 0, 1])), sockaddr([10, 0, 0, 5], 7411));
+    assert!(observations.take_routes_changed().is_empty());
+    // First seen over loopback: same host from now on.
+    observations.record(prefix, None, sockaddr([127, 0, 0, 1], 7411));
+    assert_eq!(observations.take_routes_changed().len(), 1, "same host");
+    // A same-host peer's unicast (loopback) and multicast (LAN address) alternate.
+    for _ in 0..3 {
+      observations.record(prefix, Some(iface([10, 0, 0, 1])), sockaddr([10, 0, 0, 5], 7400));
+      observations.record(prefix, None, sockaddr([127, 0, 0, 1], 7411));
+      assert!(observations.take_routes_changed().is_empty());
+    }
+    // A new LAN source address does change the choice among unicast locators.
+    observations.record(prefix, Some(iface([10, 0, 0, 1])), sockaddr([10, 0, 0, 6], 7400));
+    assert_eq!(observations.take_routes_changed().len(), 1, "new source");
+  }
+
+  // convoy change 43
+  #[test]
+  fn multicast_heard_is_remembered_for_a_while() {
+    let prefix = GuidPrefix::new(&[8; 12]);
+    let mut observations = InterfaceObservations::new();
+    assert!(!observations.multicast_heard_within(prefix, Duration::from_secs(3)));
+    observations.heard_by_multicast(prefix);
+    assert!(observations.multicast_heard_within(prefix, Duration::from_secs(3)));
+    assert!(!observations.multicast_heard_within(prefix, Duration::ZERO));
+    observations.remove(prefix);
+    assert!(!observations.multicast_heard_within(prefix, Duration::from_secs(3)));
   }
 
   fn sockaddr(ip: [u8; 4], port: u16) -> SocketAddr {

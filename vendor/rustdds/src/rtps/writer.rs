@@ -32,6 +32,7 @@ use crate::{
       DEFAULT_WRITER_MAX_SAMPLES, FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE, FRAGMENT_SIZE,
       MAX_UDP_DATAGRAM_BUDGET,
       HEARTBEAT_PERIOD_FAST, HEARTBEAT_PERIOD_SLOW, HEARTBEAT_SUBMESSAGE_SERIALIZED_SIZE,
+      MULTICAST_HEARD_WITHIN,
       NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES, REPAIR_FRAGS_ROUND_BYTES,
       REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN, TAIL_HEARTBEATS_PER_SILENCE,
       STOPPED_READER_PATIENCE, TAIL_HEARTBEAT_DELAY,
@@ -2341,13 +2342,16 @@ impl Writer {
           }
         };
 
+        // convoy change 43: the multicast groups this message went to.
+        let multicast_sent: std::cell::RefCell<Vec<Locator>> = std::cell::RefCell::default();
         // De-duplication of narrowed (interface-aware) sends across readers.
         let mut sent_routes: BTreeSet<RouteKey> = BTreeSet::new();
         // De-duplication of legacy (all-interface) sends across readers.
         let mut sent_legacy: BTreeSet<Locator> = BTreeSet::new();
 
         macro_rules! emit_multicast {
-          ($mc:expr, $iface:expr) => {
+          ($mc:expr, $iface:expr) => {{
+            multicast_sent.borrow_mut().push($mc);
             if sent_routes.insert(RouteKey::Multicast($mc, $iface)) {
               match class {
                 TrafficClass::Control => self
@@ -2362,7 +2366,7 @@ impl Writer {
             } else {
               trace!("Already sent to multicast {:?} via {:?}", $mc, $iface);
             }
-          };
+          }};
         }
         macro_rules! emit_unicast {
           ($uc:expr) => {
@@ -2381,7 +2385,13 @@ impl Writer {
         macro_rules! send_legacy {
           ($locs:expr) => {
             for loc in $locs.iter() {
-              if sent_legacy.insert(*loc) {
+              // convoy change 43: nor to a unicast locator a narrowed route
+              // already sent to (an SPDP localhost peer that is also a
+              // discovered participant got every announcement twice).
+              if SocketAddr::from(*loc).ip().is_multicast() {
+                multicast_sent.borrow_mut().push(*loc);
+              }
+              if !sent_routes.contains(&RouteKey::Unicast(*loc)) && sent_legacy.insert(*loc) {
                 match class {
                   TrafficClass::Control => self.udp_sender.send_to_locator(&buffer, loc),
                   TrafficClass::Bulk => {
@@ -2395,7 +2405,17 @@ impl Writer {
           };
         }
 
-        for reader in readers {
+        // convoy change 43: a built-in writer's message (a periodic SPDP
+        // announcement, a liveliness message, a discovery sample) goes to the
+        // discovery multicast group anyway, and that reaches every participant
+        // whose own multicast reaches us. A unicast copy to each of those as well
+        // doubled what every participant received and parsed each second (with
+        // 64 on a host, over 8,000 datagrams a second). Those copies wait here,
+        // and go only to the readers whose multicast group this message did not
+        // reach after all.
+        let skip_if_multicast_sent = self.my_guid.entity_id.kind().is_built_in();
+        let mut held_back: Vec<&RtpsReaderProxy> = Vec::new();
+        let mut send_to_reader = |reader: &RtpsReaderProxy| {
           let route = reader.send_route();
 
           if route.fallback {
@@ -2418,7 +2438,7 @@ impl Writer {
               (_, Some(_), _) => send_legacy!(reader.unicast_locator_list),
               (_, None, None) => warn!("send_message_to_readers: No locators for {reader:?}"),
             }
-            continue;
+            return;
           }
 
           // Narrowed route: reuse the multicast/unicast preference precedence.
@@ -2431,6 +2451,34 @@ impl Writer {
               warn!("send_message_to_readers: resolved route has no destination for {reader:?}");
             }
           }
+        };
+        if skip_if_multicast_sent {
+          let observations = self.interface_observations.borrow();
+          for reader in readers {
+            if observations
+              .multicast_heard_within(reader.remote_reader_guid.prefix, MULTICAST_HEARD_WITHIN)
+            {
+              held_back.push(reader);
+            } else {
+              send_to_reader(reader);
+            }
+          }
+        } else {
+          readers.for_each(&mut send_to_reader);
+        }
+        let groups_reached = multicast_sent.take();
+        let (covered, uncovered): (Vec<&RtpsReaderProxy>, Vec<&RtpsReaderProxy>) =
+          held_back.into_iter().partition(|reader| {
+            reader
+              .multicast_locator_list
+              .iter()
+              .any(|group| groups_reached.contains(group))
+          });
+        uncovered.into_iter().for_each(&mut send_to_reader);
+        // Nor to a localhost SPDP peer port below that is one of those covered.
+        for reader in covered {
+          sent_legacy.extend(reader.unicast_locator_list.iter().copied());
+          sent_legacy.extend(reader.loopback_unicast_locators.iter().copied());
         }
 
         // Fixed extra unicast destinations (SPDP localhost peers): send the same
@@ -2809,16 +2857,21 @@ impl Writer {
   pub fn recompute_routes_for(&mut self, prefix: GuidPrefix) {
     let multicast_ifaces = self.udp_sender.multicast_interfaces();
     let selector = DefaultRouteSelector::new(self.prefer_loopback_same_host);
+    let mut resolved_any = false;
     {
       let observations = self.interface_observations.borrow();
       for rp in self.readers.values_mut() {
         if rp.remote_reader_guid.prefix == prefix {
           rp.resolve_send_route(&observations, &multicast_ifaces, &selector);
           rp.resolve_path_mtu(&self.local_interfaces, self.datagram_cap);
+          resolved_any = true;
         }
       }
     }
-    self.recompute_reader_limits();
+    // convoy change 42: the writer-wide limits depend on the readers only.
+    if resolved_any {
+      self.recompute_reader_limits();
+    }
   }
 
   fn matched_reader_remove(&mut self, guid: GUID) -> Option<RtpsReaderProxy> {
