@@ -124,6 +124,9 @@ pub struct DPEventLoop {
   /// convoy change 41: the readers' ACKNACKs of this pass, sent before the next poll.
   /// None: batching off (`TransportTuning::ack_hold`).
   reply_batch: Option<Rc<RefCell<ReplyBatch>>>,
+  // convoy change 44: the readers of this participant's user writers changed
+  // since the liveliness writer's readers were last made to follow them.
+  liveliness_audience_stale: bool,
 
   // Snapshot of the local interface table (IP, IPv4 subnet, MTU, flags) used to
   // resolve each matched reader's per-peer path-MTU budget. Shared (read-only)
@@ -324,6 +327,7 @@ impl DPEventLoop {
       reply_batch: transport
         .ack_hold
         .map(|hold| Rc::new(RefCell::new(ReplyBatch::new(hold)))),
+      liveliness_audience_stale: false,
       local_interfaces,
       #[cfg(feature = "security")]
       security_plugins_opt,
@@ -574,6 +578,8 @@ impl DPEventLoop {
         }
       }
     }
+
+    self.refresh_liveliness_audience();
 
     // Adds have been applied. Ready ids for those endpoints can be handled now,
     // still before the deferred removals.
@@ -919,6 +925,17 @@ impl DPEventLoop {
     for (writer_eid, reader_eid, reader_endpoint_set_elem, reader_qos) in &readers_init_list {
       if let Some(writer) = self.writers.get_mut(writer_eid) {
         debug!("update_discovery_writer - {:?}", writer.topic_name());
+        // convoy change 44: the liveliness writer's readers follow the readers
+        // of this participant's user writers (`refresh_liveliness_audience`);
+        // one already there gets the participant's new data.
+        if *reader_eid == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_READER
+          && !writer
+            .reader_participants()
+            .any(|prefix| prefix == participant_guid_prefix)
+        {
+          self.liveliness_audience_stale = true;
+          continue;
+        }
 
         if discovered_participant
           .available_builtin_endpoints
@@ -987,6 +1004,7 @@ impl DPEventLoop {
   }
 
   fn remote_participant_lost(&mut self, participant_guid_prefix: GuidPrefix) {
+    self.liveliness_audience_stale = true; // convoy change 44
     info!(
       "remote_participant_lost guid_prefix={:?}",
       participant_guid_prefix
@@ -1019,6 +1037,7 @@ impl DPEventLoop {
   }
 
   fn remote_reader_discovered(&mut self, remote_reader: &DiscoveredReaderData) {
+    self.liveliness_audience_stale = true; // convoy change 44
     debug!(
       "remote_reader_discovered on {:?}",
       remote_reader.subscription_topic_data.topic_name
@@ -1106,6 +1125,7 @@ impl DPEventLoop {
   }
 
   fn remote_reader_lost(&mut self, reader_guid: GUID) {
+    self.liveliness_audience_stale = true; // convoy change 44
     for writer in self.writers.values_mut() {
       writer.reader_lost(reader_guid);
     }
@@ -1199,6 +1219,69 @@ impl DPEventLoop {
     }
   }
 
+  /// convoy change 44: gives the liveliness (participant message) writer a
+  /// reader in each participant that reads one of this participant's user
+  /// writers, and in no other. Liveliness messages assert the liveliness of
+  /// this participant's writers to their readers; every participant got them,
+  /// each second, and answered each, so with 64 participants on a host that
+  /// was 4,000 messages and as many acknowledgements a second, most of them to
+  /// participants that read nothing from the sender.
+  fn refresh_liveliness_audience(&mut self) {
+    if !std::mem::take(&mut self.liveliness_audience_stale) {
+      return;
+    }
+    let own = self.domain_info.domain_participant_guid.prefix;
+    let audience: BTreeSet<GuidPrefix> = self
+      .writers
+      .values()
+      .filter(|writer| writer.guid().entity_id.kind().is_user_defined())
+      .flat_map(Writer::reader_participants)
+      .filter(|prefix| *prefix != own)
+      .collect();
+    let Some(liveliness_writer) = self
+      .writers
+      .get_mut(&EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_WRITER)
+    else {
+      return;
+    };
+    let present: BTreeSet<GuidPrefix> = liveliness_writer.reader_participants().collect();
+    for prefix in present.difference(&audience) {
+      liveliness_writer.reader_lost(GUID::new(
+        *prefix,
+        EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_READER,
+      ));
+    }
+    let Some((_, reader_eid, endpoint_set_elem, reader_qos)) = STANDARD_BUILTIN_READERS_INIT_LIST
+      .iter()
+      .find(|(writer_eid, ..)| *writer_eid == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_WRITER)
+    else {
+      return;
+    };
+    let db = discovery_db_read(&self.discovery_db);
+    for prefix in audience.difference(&present) {
+      let Some(participant) = db.find_participant_proxy(*prefix) else {
+        continue;
+      };
+      if !participant
+        .available_builtin_endpoints
+        .contains(*endpoint_set_elem)
+      {
+        continue;
+      }
+      let reader_proxy = participant.get_builtin_reader_proxy(*reader_eid, reader_qos);
+      let mut reader_qos = reader_qos.clone();
+      // As in `update_participant`: a best-effort liveliness reader sends no
+      // ACKNACKs, and the writer must not wait for them.
+      if participant
+        .builtin_endpoint_qos
+        .is_some_and(|beq| beq.is_best_effort())
+      {
+        reader_qos.reliability = Some(policy::Reliability::BestEffort);
+      }
+      liveliness_writer.update_reader_proxy(&reader_proxy, &reader_qos);
+    }
+  }
+
   /// convoy change 42: re-resolves the send routes of the readers of the
   /// participants whose observed traffic changed what a route is chosen from
   /// (first seen, first seen over loopback, a new source address or
@@ -1269,6 +1352,7 @@ impl DPEventLoop {
   }
 
   fn add_local_writer(&mut self, writer_ing: WriterIngredients) {
+    self.liveliness_audience_stale = true; // convoy change 44
     // The writer schedules its timeouts on the loop's shared timer (already
     // registered in `new()`), so there is no per-writer timer to register.
     let mut new_writer = Writer::new(
@@ -1335,6 +1419,7 @@ impl DPEventLoop {
   }
 
   fn remove_local_writer(&mut self, writer_guid: &GUID) {
+    self.liveliness_audience_stale = true; // convoy change 44
     if self.writers.remove(&writer_guid.entity_id).is_some() {
       // The timer is shared and stays with the loop. Stale timeouts are ignored
       // on dispatch (lookup miss).

@@ -502,6 +502,12 @@ impl Writer {
     self.qos_policies.is_reliable()
   }
 
+  /// convoy change 44: the participants of the matched readers (one entry per
+  /// reader).
+  pub fn reader_participants(&self) -> impl Iterator<Item = GuidPrefix> + '_ {
+    self.readers.keys().map(|guid| guid.prefix)
+  }
+
   /// Lists the known local (same DomainParticipant) ReaderProxies
   /// Note that local non-matching Readers are not here.
   pub fn local_readers(&self) -> Vec<EntityId> {
