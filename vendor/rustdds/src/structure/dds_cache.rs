@@ -129,6 +129,9 @@ pub(crate) struct TopicCache {
   // not strictly greater than the previous one, so a coarse system clock that
   // returns the same instant for two back-to-back receives cannot collide.
   changes: BTreeMap<Timestamp, CacheChange>,
+  // convoy change 45: the payload bytes in `changes`, kept as they go in and
+  // out, so a collection under the byte budget does not walk the whole cache.
+  cached_bytes: usize,
 
   // The underlying Bytes buffers are reallocated after some time (once for each) in
   // order to release the original receive buffer. The idea behind this is that if a CacheChange
@@ -176,6 +179,7 @@ impl TopicCache {
                                                          * this */
       max_keep_samples: 1, // dummy value, next call will overwrite this
       changes: BTreeMap::new(),
+      cached_bytes: 0,
       changes_reallocated_up_to: Timestamp::ZERO,
       last_added_instant: Timestamp::ZERO,
       sequence_numbers: BTreeMap::new(),
@@ -276,7 +280,9 @@ impl TopicCache {
     self.received_reliably_before.remove(&writer);
     if let Some(sn_map) = self.sequence_numbers.remove(&writer) {
       for instant in sn_map.values() {
-        self.changes.remove(instant);
+        if let Some(cc) = self.changes.remove(instant) {
+          self.cached_bytes = self.cached_bytes.saturating_sub(cc.data_value.payload_size());
+        }
       }
     }
     *self.writer_restarts.entry(writer).or_default() += 1;
@@ -359,6 +365,7 @@ impl TopicCache {
       .collect();
     for ts in gone {
       if let Some(cc) = self.changes.remove(&ts) {
+        self.cached_bytes = self.cached_bytes.saturating_sub(cc.data_value.payload_size());
         self.remove_sn(&cc);
       }
     }
@@ -371,6 +378,10 @@ impl TopicCache {
     let History::KeepLast { depth } = self.min_keep_samples else {
       return 0;
     };
+    // convoy change 45: what usually holds, without walking every change.
+    if self.cached_bytes <= MAX_CACHED_BYTES_PER_TOPIC {
+      return 0;
+    }
     let depth = usize::try_from(depth).unwrap_or(0);
     let mut bytes = 0usize;
     for (newer, (_, cc)) in self.changes.iter().rev().enumerate() {
@@ -492,10 +503,12 @@ impl TopicCache {
       self.last_added_instant = key;
 
       self.insert_sn(key, &cache_change);
+      self.cached_bytes += cache_change.data_value.payload_size();
       self.changes.insert(key, cache_change).inspect(|old_cc| {
         // Should be unreachable now that keys are strictly monotonic, but keep the
         // guard rather than silently overwriting if the invariant is ever broken.
         error!("DDSHistoryCache already contained element with key {key:?} !!!");
+        self.cached_bytes = self.cached_bytes.saturating_sub(old_cc.data_value.payload_size());
         self.remove_sn(old_cc);
       })
     }
@@ -674,7 +687,10 @@ impl TopicCache {
       let to_remove = std::mem::replace(&mut self.changes, to_retain);
 
       // update also SequenceNumber map
-      to_remove.values().for_each(|r| self.remove_sn(r));
+      to_remove.values().for_each(|r| {
+        self.cached_bytes = self.cached_bytes.saturating_sub(r.data_value.payload_size());
+        self.remove_sn(r);
+      });
     }
 
     // Now, reallocate old cache changes
@@ -908,6 +924,7 @@ mod tests {
       .values()
       .map(|cc| cc.data_value.payload_size())
       .sum();
+    assert_eq!(topic_cache.cached_bytes, bytes, "convoy change 45: the running count");
     // Collection runs before a sample goes in: the budget, plus the newest.
     assert!(bytes <= MAX_CACHED_BYTES_PER_TOPIC + size + 4, "{bytes} bytes cached");
     assert!(topic_cache.changes.len() >= 8);
@@ -920,6 +937,12 @@ mod tests {
       add_after_missing_first(&mut topic_cache, writer, sn, 16);
     }
     assert!(topic_cache.changes.len() > 100);
+    let bytes: usize = topic_cache
+      .changes
+      .values()
+      .map(|cc| cc.data_value.payload_size())
+      .sum();
+    assert_eq!(topic_cache.cached_bytes, bytes, "convoy change 45: the running count");
   }
 
   // convoy change 29: a KEEP_ALL cache drops what every (reliable) local reader
