@@ -944,23 +944,7 @@ impl DPEventLoop {
           let reader_proxy =
             discovered_participant.get_builtin_reader_proxy(*reader_eid, reader_qos);
 
-          // Get the QoS for the built-in topic from the local writer
-          let mut reader_qos = reader_qos.clone();
-
-          // special case by RTPS 2.3 / 2.5 spec Section
-          // "8.4.13.3 BuiltinParticipantMessageWriter and
-          // BuiltinParticipantMessageReader QoS"
-          if *reader_eid == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_READER
-            && discovered_participant
-              .builtin_endpoint_qos
-              .is_some_and(|beq| beq.is_best_effort())
-          {
-            reader_qos.reliability = Some(policy::Reliability::BestEffort);
-            // This notifies our `writer` that the reader over the wire is
-            // BestEffort, and will therefore not send ACKNACKs. Now the
-            // `writer` knows not to expect them, and avoid stalling.
-          };
-
+          let reader_qos = builtin_reader_qos(discovered_participant, *reader_eid, reader_qos);
           writer.update_reader_proxy(&reader_proxy, &reader_qos);
           debug!(
             "update_discovery writer - endpoint {:?} - {:?}",
@@ -1269,15 +1253,7 @@ impl DPEventLoop {
         continue;
       }
       let reader_proxy = participant.get_builtin_reader_proxy(*reader_eid, reader_qos);
-      let mut reader_qos = reader_qos.clone();
-      // As in `update_participant`: a best-effort liveliness reader sends no
-      // ACKNACKs, and the writer must not wait for them.
-      if participant
-        .builtin_endpoint_qos
-        .is_some_and(|beq| beq.is_best_effort())
-      {
-        reader_qos.reliability = Some(policy::Reliability::BestEffort);
-      }
+      let reader_qos = builtin_reader_qos(participant, *reader_eid, reader_qos);
       liveliness_writer.update_reader_proxy(&reader_proxy, &reader_qos);
     }
   }
@@ -1541,6 +1517,28 @@ fn check_are_endpoints_securities_compatible(
 // -----------------------------------------------------------
 // -----------------------------------------------------------
 // -----------------------------------------------------------
+
+/// The QoS a local built-in writer matches a remote participant's built-in
+/// reader `reader_eid` with: the topic's own (`local_qos`), except for the
+/// special case of RTPS 2.3 / 2.5 Section "8.4.13.3 BuiltinParticipantMessageWriter
+/// and BuiltinParticipantMessageReader QoS": a participant may announce a
+/// best-effort liveliness reader, which sends no ACKNACKs, so the writer must
+/// not wait for them.
+fn builtin_reader_qos(
+  participant: &crate::discovery::SpdpDiscoveredParticipantData,
+  reader_eid: EntityId,
+  local_qos: &crate::QosPolicies,
+) -> crate::QosPolicies {
+  let mut reader_qos = local_qos.clone();
+  if reader_eid == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_READER
+    && participant
+      .builtin_endpoint_qos
+      .is_some_and(|beq| beq.is_best_effort())
+  {
+    reader_qos.reliability = Some(policy::Reliability::BestEffort);
+  }
+  reader_qos
+}
 
 #[cfg(test)]
 mod tests {
