@@ -19,7 +19,7 @@ struct Args {
     /// Which agent of the scenario this process is
     #[arg(long)]
     id: String,
-    /// Test hook: stall before reporting this frame done
+    /// Test hook: stall before writing this frame's state and FrameDone
     #[arg(long, hide = true)]
     stall_at_frame: Option<u64>,
     /// Test hook: how long to stall, seconds

@@ -3,8 +3,10 @@
 //! Step N (DESIGN.md, "Time, clock and determinism"): take the frame N-1 states of every other
 //! member of Tick N (peer: from their state topics, waiting for any that are missing; relay:
 //! from the Tick itself), move the zombies to them, apply this frame's control, step physics to
-//! frame N, publish AgentState N, then FrameDone N. Nothing here depends on arrival timing, so
-//! a lockstep run is reproducible bit for bit.
+//! frame N, publish AgentState N, then FrameDone N (peer; in relay the coordinator reads the
+//! state anyway, and it stands for FrameDone N: one datagram a frame less each way, and no
+//! acknowledgement of it). Nothing here depends on arrival timing, so a lockstep run is
+//! reproducible bit for bit.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,7 +34,7 @@ const HOUSEKEEPING: Duration = Duration::from_millis(50);
 pub struct AgentConfig {
     pub node: NodeArgs,
     pub agent_id: String,
-    /// Test hook: before reporting this frame done, stall for `stall_for`.
+    /// Test hook: before writing this frame's state and FrameDone, stall for `stall_for`.
     pub stall_at_frame: Option<u64>,
     pub stall_for: Duration,
     /// Test hook: skip writing this frame's state, as if it were lost for good on the way.
@@ -267,25 +269,31 @@ impl Agent {
 
     /// The coordinator sent Tick N again: frame N stalled past its barrier timeout although
     /// this agent finished it, so something this agent wrote was lost on the way (or is held
-    /// up behind a lost sample). Write again what others may still wait for: FrameDone N, and
-    /// the state they need for frame N (peer: N-1, which the agents still stepping N wait
-    /// for; relay: N, which the coordinator needs for Tick N+1). Readers keep states by frame,
-    /// so a copy that was not lost changes nothing.
+    /// up behind a lost sample). Write again what others may still wait for: the state they
+    /// need for frame N (peer: N-1, which the agents still stepping N wait for; relay: N,
+    /// which the coordinator needs for Tick N+1 and counts as done), and FrameDone N (peer).
+    /// Readers keep states by frame, so a copy that was not lost changes nothing.
     fn answer_again(&mut self, frame: u64) -> Result<()> {
         let needed = if self.relay() { frame } else { frame - 1 };
         if let Some(state) = self.written.get(&needed) {
             self.io.state.write_patiently(state.clone(), &self.stop)?;
         }
-        self.io.done.write_patiently(
-            FrameDone {
-                node_id: NodeId::agent(&self.id).to_string(),
-                frame,
-            },
-            &self.stop,
-        )?;
-        tracing::info!(
-            "frame {frame}: asked again; wrote state {needed} and FrameDone {frame} again"
-        );
+        self.report_done(frame)?;
+        tracing::info!("frame {frame}: asked again; wrote state {needed} again");
+        Ok(())
+    }
+
+    /// FrameDone N, except in relay exchange, where the state of frame N just written is the
+    /// coordinator's sign that this agent finished it.
+    fn report_done(&mut self, frame: u64) -> Result<()> {
+        if self.relay() {
+            return Ok(());
+        }
+        let done = FrameDone {
+            node_id: NodeId::agent(&self.id).to_string(),
+            frame,
+        };
+        self.io.done.write_patiently(done, &self.stop)?;
         Ok(())
     }
 
@@ -300,8 +308,7 @@ impl Agent {
         let state = self.world.state(0, tick.sim_time_ns);
         self.written.insert(0, state.clone());
         self.io.state.write(state)?;
-        let ready = self.relay() || self.peer_states_for(tick, 0).is_some();
-        if ready {
+        if !self.relay() && self.peer_states_for(tick, 0).is_some() {
             self.io.done.write(FrameDone {
                 node_id: NodeId::agent(&self.id).to_string(),
                 frame: 0,
@@ -423,11 +430,7 @@ impl Agent {
         while self.written.len() > 2 {
             self.written.pop_first();
         }
-        if self.config.drop_state_at_frame == Some(tick.frame) {
-            tracing::warn!("not writing the state of frame {} (test hook)", tick.frame);
-        } else {
-            self.io.state.write_patiently(state, &self.stop)?;
-        }
+        // The state is this frame's report in relay exchange, so a stall comes before it.
         if self.config.stall_at_frame == Some(tick.frame) {
             tracing::warn!(
                 "stalling {:?} at frame {} (test hook)",
@@ -436,11 +439,12 @@ impl Agent {
             );
             std::thread::sleep(self.config.stall_for);
         }
-        let done = FrameDone {
-            node_id: NodeId::agent(&self.id).to_string(),
-            frame: tick.frame,
-        };
-        self.io.done.write_patiently(done, &self.stop)?;
+        if self.config.drop_state_at_frame == Some(tick.frame) {
+            tracing::warn!("not writing the state of frame {} (test hook)", tick.frame);
+        } else {
+            self.io.state.write_patiently(state, &self.stop)?;
+        }
+        self.report_done(tick.frame)?;
         self.done_frame = Some(tick.frame);
         // Frames before N-1 are never needed again.
         let keep_from = tick.frame.saturating_sub(1);

@@ -4,7 +4,10 @@ use convoy_core::node::NodeId;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-/// What frame N is waiting for: FrameDone N from every member and (relay) AgentState N.
+/// What frame N is waiting for: FrameDone N from every node that owes it (peer exchange: every
+/// member agent; sensor nodes and sync clients in both exchanges), and in relay exchange
+/// AgentState N from every member agent, which is also that agent's FrameDone (an agent in
+/// relay writes no FrameDone: DESIGN.md, "Time, clock and determinism").
 #[derive(Debug)]
 pub struct Barrier {
     pub frame: u64,
@@ -22,19 +25,19 @@ pub struct Barrier {
 }
 
 impl Barrier {
-    pub fn new(frame: u64, members: &[String], need_states: bool, now: Instant) -> Barrier {
+    /// `relay`: members owe their state instead of a FrameDone.
+    pub fn new(frame: u64, members: &[String], relay: bool, now: Instant) -> Barrier {
+        let (owed_done, owed_state) = if relay {
+            (BTreeSet::new(), members.iter().cloned().collect())
+        } else {
+            let done = members.iter().map(|a| NodeId::agent(a).to_string());
+            (done.collect(), BTreeSet::new())
+        };
         Barrier {
             frame,
             started: now,
-            owed_done: members
-                .iter()
-                .map(|a| NodeId::agent(a).to_string())
-                .collect(),
-            owed_state: if need_states {
-                members.iter().cloned().collect()
-            } else {
-                BTreeSet::new()
-            },
+            owed_done,
+            owed_state,
             reported: BTreeSet::new(),
             acked: BTreeSet::new(),
             asked_again: 0,
@@ -63,8 +66,8 @@ impl Barrier {
     }
 
     pub fn state(&mut self, agent_id: &str, frame: u64) {
-        if frame >= self.frame {
-            self.owed_state.remove(agent_id);
+        if frame >= self.frame && self.owed_state.remove(agent_id) {
+            self.acked.insert(NodeId::agent(agent_id).to_string());
         }
     }
 
@@ -88,10 +91,9 @@ impl Barrier {
             return Vec::new();
         }
         let late: Vec<String> = self
-            .owed_done
-            .iter()
-            .filter(|n| !self.reported.contains(*n))
-            .cloned()
+            .owed()
+            .into_iter()
+            .filter(|n| !self.reported.contains(n))
             .collect();
         self.reported.extend(late.iter().cloned());
         late
@@ -109,15 +111,23 @@ impl Barrier {
         true
     }
 
-    /// What the frame still waits for, for the log: `agent/a (FrameDone), b (state)`.
+    /// What the frame still waits for, for the log: `sensor/n (FrameDone), agent/b (state)`.
     pub fn waiting_for(&self) -> String {
         let done = self.owed_done.iter().map(|n| format!("{n} (FrameDone)"));
-        let states = self.owed_state.iter().map(|a| format!("{a} (state)"));
+        let states = self
+            .owed_state
+            .iter()
+            .map(|a| format!("{} (state)", NodeId::agent(a)));
         done.chain(states).collect::<Vec<_>>().join(", ")
     }
 
+    /// The node ids that have not answered this frame.
     pub fn owed(&self) -> Vec<String> {
-        self.owed_done.iter().cloned().collect()
+        let states = self.owed_state.iter().map(|a| NodeId::agent(a).to_string());
+        let mut owed: Vec<String> = self.owed_done.iter().cloned().chain(states).collect();
+        owed.sort();
+        owed.dedup();
+        owed
     }
 }
 
@@ -126,14 +136,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn completes_when_every_member_is_done_and_names_the_late_once() {
+    fn a_peer_frame_completes_on_every_members_frame_done_and_names_the_late_once() {
         let t0 = Instant::now();
         let members = vec!["a".to_string(), "b".to_string()];
-        let mut b = Barrier::new(5, &members, true, t0);
+        let mut b = Barrier::new(5, &members, false, t0);
         b.frame_done("agent/a", 5);
-        b.state("a", 5);
         b.state("b", 5);
-        assert!(!b.complete());
+        assert!(!b.complete(), "a state is not a FrameDone in peer exchange");
         b.frame_done("agent/b", 4);
         assert!(!b.complete(), "an old frame does not count");
         let later = t0 + Duration::from_secs(2);
@@ -144,18 +153,41 @@ mod tests {
     }
 
     #[test]
+    fn a_relay_frame_completes_on_every_members_state_and_what_other_nodes_owe() {
+        let t0 = Instant::now();
+        let members = vec!["a".to_string(), "b".to_string()];
+        let mut b = Barrier::new(5, &members, true, t0);
+        b.owe(["sensor/s1".to_string()]);
+        b.state("a", 5);
+        b.state("b", 4);
+        assert!(!b.complete(), "an old state does not count");
+        let later = t0 + Duration::from_secs(2);
+        assert_eq!(
+            b.newly_late(later, Duration::from_secs(1)),
+            vec!["agent/b", "sensor/s1"]
+        );
+        b.state("b", 5);
+        assert!(!b.complete(), "the sensor node still owes its FrameDone");
+        b.frame_done("sensor/s1", 5);
+        assert!(b.complete());
+        let acked: Vec<&String> = b.acked().iter().collect();
+        assert_eq!(acked, ["agent/a", "agent/b", "sensor/s1"]);
+    }
+
+    #[test]
     fn asks_again_once_per_timeout_and_names_what_is_missing() {
         let t0 = Instant::now();
         let members = vec!["a".to_string(), "b".to_string()];
-        let mut b = Barrier::new(7, &members, true, t0);
+        let mut b = Barrier::new(7, &members, false, t0);
         b.frame_done("agent/a", 7);
-        b.state("a", 7);
-        b.state("b", 7);
         let timeout = Duration::from_secs(1);
         assert!(!b.ask_again_due(t0 + Duration::from_millis(900), timeout));
         assert!(b.ask_again_due(t0 + Duration::from_millis(1100), timeout));
         assert!(!b.ask_again_due(t0 + Duration::from_millis(1900), timeout));
         assert!(b.ask_again_due(t0 + Duration::from_millis(2100), timeout));
         assert_eq!(b.waiting_for(), "agent/b (FrameDone)");
+        let mut relay = Barrier::new(7, &members, true, t0);
+        relay.state("a", 7);
+        assert_eq!(relay.waiting_for(), "agent/b (state)");
     }
 }
