@@ -8,6 +8,7 @@
 //! acknowledgement of it). Nothing here depends on arrival timing, so a lockstep run is
 //! reproducible bit for bit.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -239,31 +240,29 @@ impl Agent {
         Ok(())
     }
 
-    /// Acts on the pending tick when it can.
+    /// Acts on the pending tick when it can (a tick that must wait for peer states stays
+    /// pending).
     fn act(&mut self) -> Result<()> {
-        let Some(tick) = self.pending.clone() else {
+        let Some(tick) = self.pending.take() else {
             return Ok(());
         };
         if tick.frame == 0 {
             return self.handshake(&tick);
         }
         if self.done_frame.is_some_and(|d| tick.frame <= d) {
-            self.pending = None;
             if self.done_frame == Some(tick.frame) {
                 return self.answer_again(tick.frame);
             }
             return Ok(());
         }
-        let zombies = match self.zombie_states(&tick) {
-            Some(states) => states,
-            None => {
-                self.report_wait(&tick);
-                return Ok(());
-            }
+        let Some(zombies) = self.zombie_states(&tick) else {
+            self.report_wait(&tick);
+            self.pending = Some(tick);
+            return Ok(());
         };
         self.waiting_since = None;
         self.reported_wait = false;
-        self.pending = None;
+        // Relay: the tick's own states (64 agents: 13 KB) are not copied.
         self.step(&tick, &zombies)
     }
 
@@ -301,10 +300,8 @@ impl Agent {
     /// report done once every peer's initial state is here.
     fn handshake(&mut self, tick: &Tick) -> Result<()> {
         if self.done_frame.is_some() {
-            self.pending = None;
             return Ok(());
         }
-        self.pending = None;
         let state = self.world.state(0, tick.sim_time_ns);
         self.written.insert(0, state.clone());
         self.io.state.write(state)?;
@@ -318,21 +315,17 @@ impl Agent {
     }
 
     /// The other members' states of frame N-1, or None while one is missing (sync peer).
-    fn zombie_states(&self, tick: &Tick) -> Option<Vec<AgentState>> {
+    /// Relay: the tick's states as they are (this agent's own is among them;
+    /// [`AgentWorld::set_zombies`] leaves it out).
+    fn zombie_states<'t>(&self, tick: &'t Tick) -> Option<Cow<'t, [AgentState]>> {
         if self.relay() {
-            return Some(
-                tick.states
-                    .iter()
-                    .filter(|s| s.agent_id != self.id)
-                    .cloned()
-                    .collect(),
-            );
+            return Some(Cow::Borrowed(&tick.states));
         }
         if self.sync() {
-            return self.peer_states_for(tick, tick.frame - 1);
+            return self.peer_states_for(tick, tick.frame - 1).map(Cow::Owned);
         }
         // async: whatever each member last sent.
-        Some(
+        Some(Cow::Owned(
             tick.agents
                 .iter()
                 .filter(|a| **a != self.id)
@@ -342,7 +335,7 @@ impl Agent {
                         .and_then(|by_frame| by_frame.values().next_back().cloned())
                 })
                 .collect(),
-        )
+        ))
     }
 
     fn peer_states_for(&self, tick: &Tick, frame: u64) -> Option<Vec<AgentState>> {
@@ -404,11 +397,9 @@ impl Agent {
     }
 
     fn step(&mut self, tick: &Tick, zombies: &[AgentState]) -> Result<()> {
-        let before = self.world.zombie_ids();
-        self.world.set_zombies(zombies);
-        let after = self.world.zombie_ids();
-        if after != before {
-            tracing::info!("frame {}: zombies now {:?}", tick.frame, after);
+        if self.world.set_zombies(zombies) {
+            let now = self.world.zombie_ids();
+            tracing::info!("frame {}: zombies now {:?}", tick.frame, now);
         }
         let now_state = self
             .world

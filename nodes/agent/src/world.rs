@@ -230,8 +230,8 @@ impl AgentWorld {
     /// Deterministic: states are processed in agent-id order whatever order they come in. Two
     /// states of one agent: the newer frame wins. A state with a non-finite or degenerate
     /// pose, twist or extents cannot be placed: that agent has no zombie until a good state
-    /// comes (logged).
-    pub fn set_zombies(&mut self, states: &[AgentState]) {
+    /// comes (logged). Returns whether the set of zombies changed (the caller logs it).
+    pub fn set_zombies(&mut self, states: &[AgentState]) -> bool {
         let mut wanted: BTreeMap<&str, &AgentState> = BTreeMap::new();
         for state in states {
             if state.agent_id == self.agent_id {
@@ -253,13 +253,17 @@ impl AgentWorld {
             .filter(|id| !wanted.contains_key(id.as_str()))
             .cloned()
             .collect();
+        let mut changed = !gone.is_empty();
         for id in gone {
             self.remove_zombie(&id);
         }
 
         for (id, state) in wanted {
             match ZombiePlacement::from_state(state) {
-                Some(placement) => self.place_zombie(id, &placement),
+                Some(placement) => {
+                    changed |= !self.zombies.contains_key(id);
+                    self.place_zombie(id, &placement);
+                }
                 None => {
                     tracing::warn!(
                         "agent '{}': frame {} state of '{id}' has a non-finite or degenerate \
@@ -267,10 +271,12 @@ impl AgentWorld {
                         self.agent_id,
                         state.frame
                     );
+                    changed |= self.zombies.contains_key(id);
                     self.remove_zombie(id);
                 }
             }
         }
+        changed
     }
 
     /// The agents mirrored as zombies, sorted.

@@ -250,6 +250,23 @@ impl DiscoveryDB {
     }
   }
 
+  /// convoy change 46: a participant's unchanged announcement arrived (the
+  /// receive thread recognised it): refresh its lease, if it is still known.
+  pub fn refresh_lease_if_known(&mut self, guid_prefix: GuidPrefix) -> bool {
+    if !self.participant_proxies.contains_key(&guid_prefix) {
+      return false;
+    }
+    self
+      .participant_last_life_signs
+      .insert(guid_prefix, Instant::now());
+    true
+  }
+
+  #[cfg(test)]
+  pub fn participant_life_sign(&self, guid_prefix: GuidPrefix) -> Option<Instant> {
+    self.participant_last_life_signs.get(&guid_prefix).copied()
+  }
+
   // active_disposal means that we received a discovery message announcing the
   // disposal of the participant. active_disposal=false means that the
   // participant timed out.

@@ -308,6 +308,14 @@ impl DPEventLoop {
 
     let interface_observations = Rc::new(RefCell::new(InterfaceObservations::new()));
     let local_interfaces: Rc<[IfAddr]> = Rc::from(local_interface_table());
+    let mut message_receiver = MessageReceiver::new(
+      participant_guid_prefix,
+      acknack_sender,
+      spdp_liveness_sender,
+      security_plugins_opt.clone(),
+      Rc::clone(&interface_observations),
+    );
+    message_receiver.stop_spdp_repeats(Arc::clone(&discovery_db));
 
     Ok(Self {
       domain_info,
@@ -316,13 +324,7 @@ impl DPEventLoop {
       discovery_db,
       udp_listeners,
       udp_sender: Rc::new(udp_sender),
-      message_receiver: MessageReceiver::new(
-        participant_guid_prefix,
-        acknack_sender,
-        spdp_liveness_sender,
-        security_plugins_opt.clone(),
-        Rc::clone(&interface_observations),
-      ),
+      message_receiver,
       interface_observations,
       reply_batch: transport
         .ack_hold

@@ -2,7 +2,7 @@ use std::{
   cell::RefCell,
   collections::{btree_map::Entry, BTreeMap},
   rc::Rc,
-  sync::mpsc::TrySendError,
+  sync::{mpsc::TrySendError, Arc, RwLock},
 };
 
 use enumflags2::BitFlags;
@@ -11,10 +11,14 @@ use log::{debug, error, info, trace, warn};
 use bytes::Bytes;
 
 use crate::{
+  discovery::discovery_db::DiscoveryDB,
   messages::{protocol_version::ProtocolVersion, submessages::submessages::*, vendor_id::VendorId},
   network::udp_listener::PacketOrigin,
   polling::WakeSender,
-  rtps::{reader::Reader, transmit::InterfaceObservations, Message, Submessage, SubmessageBody},
+  rtps::{
+    reader::Reader, spdp_repeats::SpdpRepeats, transmit::InterfaceObservations, Message,
+    Submessage, SubmessageBody,
+  },
   structure::{
     entity::RTPSEntity,
     guid::{EntityId, GuidPrefix, GUID},
@@ -117,6 +121,8 @@ pub(crate) struct MessageReceiver {
   // bypass Reader, DDSCache, DatasampleCache, and DataReader, because these will drop
   // repeated messages with duplicate SequenceNumbers, but Discovery needs to see them.
   spdp_liveness_sender: WakeSender<GuidPrefix>,
+  // convoy change 46: unchanged SPDP announcements stop here.
+  spdp_repeats: SpdpRepeats,
   security_plugins: Option<SecurityPluginsHandle>,
 
   // Per-remote-participant record of which local interface / source address we
@@ -144,6 +150,12 @@ pub(crate) struct MessageReceiver {
 }
 
 impl MessageReceiver {
+  /// convoy change 46: recognise unchanged SPDP announcements with this
+  /// participant's discovery database (the event loop sets it).
+  pub fn stop_spdp_repeats(&mut self, discovery_db: Arc<RwLock<DiscoveryDB>>) {
+    self.spdp_repeats = SpdpRepeats::new(discovery_db);
+  }
+
   pub fn new(
     participant_guid_prefix: GuidPrefix,
     acknack_sender: WakeSender<(GuidPrefix, AckSubmessage)>,
@@ -155,6 +167,7 @@ impl MessageReceiver {
       available_readers: BTreeMap::new(),
       acknack_sender,
       spdp_liveness_sender,
+      spdp_repeats: SpdpRepeats::default(),
       security_plugins,
       interface_observations,
       own_guid_prefix: participant_guid_prefix,
@@ -612,9 +625,21 @@ impl MessageReceiver {
       }
     }
 
+    let writer_entity_id = submessage.sender_entity_id();
+    let spdp_announcement = writer_entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER
+      && target_reader_entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_READER;
+    if let WriterSubmessage::Data(data, data_flags) = &submessage {
+      if spdp_announcement
+        && self
+          .spdp_repeats
+          .refresh_if_repeat(self.source_guid_prefix, data, *data_flags)
+      {
+        return;
+      }
+    }
+
     let (mr_state, target_reader, security_plugins) =
       self.partial_message_receiver_state(&target_reader_entity_id);
-    let writer_entity_id = submessage.sender_entity_id();
     let source_guid_prefix = mr_state.source_guid_prefix;
     let source_guid = &GUID {
       prefix: source_guid_prefix,
@@ -629,6 +654,7 @@ impl MessageReceiver {
 
     match submessage {
       WriterSubmessage::Data(data, data_flags) => {
+        let remembered = spdp_announcement.then(|| data.clone());
         Self::decode_and_handle_data(
           security_plugins,
           source_guid,
@@ -639,9 +665,10 @@ impl MessageReceiver {
         );
 
         // Notify discovery that the remote PArticipant seems to be alive
-        if writer_entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER
-          && target_reader_entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_READER
-        {
+        if let Some(data) = remembered {
+          self
+            .spdp_repeats
+            .delivered(source_guid_prefix, &data, data_flags);
           self
             .spdp_liveness_sender
             .try_send(source_guid_prefix)

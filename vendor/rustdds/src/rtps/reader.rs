@@ -43,7 +43,8 @@ use crate::{
   network::udp_sender::UDPSender,
   polling::{ReadySender, SharedTimer, WakeReceiver},
   rtps::{
-    fragment_assembler::FragmentAssembler, message_receiver::MessageReceiverState,
+    fragment_assembler::FragmentAssembler, matched_writers::MatchedWriters,
+    message_receiver::MessageReceiverState,
     reply_batch::ReplyBatch, rtps_writer_proxy::RtpsWriterProxy, timed_event::DpTimerEvent,
     transmit::InterfaceObservations,
     Message,
@@ -138,7 +139,8 @@ pub(crate) struct Reader {
 
   fragment_assemblers: BTreeMap<GUID, FragmentAssembler>,
   last_fragment_garbage_collect: Timestamp,
-  matched_writers: BTreeMap<GUID, RtpsWriterProxy>,
+  // convoy change 47: indexed by entity id too.
+  matched_writers: MatchedWriters,
   // convoy change 23: the ACKNACK count reached with writers that were
   // unmatched (their participant lost or forgotten), so that a writer matched
   // again continues from there. Writers drop an ACKNACK whose count repeats
@@ -226,7 +228,7 @@ impl Reader {
       received_heartbeat_count: 0,
       fragment_assemblers: BTreeMap::new(),
       last_fragment_garbage_collect: Timestamp::now(),
-      matched_writers: BTreeMap::new(),
+      matched_writers: MatchedWriters::default(),
       acknack_counts_of_unmatched: BTreeMap::new(),
       writers_of_lost_participants: BTreeMap::new(),
       writer_match_count_total: 0,
@@ -566,11 +568,7 @@ impl Reader {
   // Entire remote participant was lost.
   // Remove all remote writers belonging to it.
   pub fn participant_lost(&mut self, guid_prefix: GuidPrefix) {
-    let lost_writers: Vec<GUID> = self
-      .matched_writers
-      .range(guid_prefix.range())
-      .map(|(g, _)| *g)
-      .collect();
+    let lost_writers: Vec<GUID> = self.matched_writers.guids_of(guid_prefix).collect();
     // convoy change 31: bounded; a writer past the bound that comes back is
     // started over (change 23).
     const MAX_REMEMBERED_WRITERS: usize = 4096;
@@ -589,10 +587,7 @@ impl Reader {
 
   pub fn contains_writer(&self, entity_id: EntityId) -> bool {
     if !self.like_stateless {
-      self
-        .matched_writers
-        .iter()
-        .any(|(&g, _)| g.entity_id == entity_id)
+      self.matched_writers.contains_entity(entity_id)
     } else {
       // Making it explicit: stateless reader does not contain any writers
       false
