@@ -1,6 +1,6 @@
 use std::{
   fmt::Debug,
-  sync::{Arc, Mutex, MutexGuard, RwLock},
+  sync::{mpsc::TrySendError, Arc, Mutex, MutexGuard, RwLock},
   time::Duration,
 };
 
@@ -777,10 +777,18 @@ impl InnerPublisher {
   }
 
   pub(crate) fn remove_writer(&self, guid: GUID) {
-    self
+    match self
       .remove_writer_sender
       .try_send_timeout(guid, std::time::Duration::from_millis(20))
-      .unwrap_or_else(|e| error!("Cannot remove Writer {guid:?} : {e:?}"));
+    {
+      Ok(()) => (),
+      // convoy change 48: the event loop has stopped (the participant is being
+      // dropped) and took its writers with it: nothing is left to remove.
+      Err(TrySendError::Disconnected(_)) => {
+        debug!("Writer {guid:?} dropped after the event loop stopped");
+      }
+      Err(e) => error!("Cannot remove Writer {guid:?} : {e:?}"),
+    }
   }
 
   pub(crate) fn identity(&self) -> EntityId {
@@ -1427,10 +1435,17 @@ impl InnerSubscriber {
   }
 
   pub(crate) fn remove_reader(&self, guid: GUID) {
-    self
+    match self
       .sender_remove_reader
       .try_send_timeout(guid, std::time::Duration::from_millis(20))
-      .unwrap_or_else(|e| error!("Cannot remove Reader {guid:?} : {e:?}"));
+    {
+      Ok(()) => (),
+      // convoy change 48, as in `remove_writer`.
+      Err(TrySendError::Disconnected(_)) => {
+        debug!("Reader {guid:?} dropped after the event loop stopped");
+      }
+      Err(e) => error!("Cannot remove Reader {guid:?} : {e:?}"),
+    }
   }
 
   fn unwrap_or_new_entity_id(
