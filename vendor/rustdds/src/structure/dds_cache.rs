@@ -281,7 +281,7 @@ impl TopicCache {
     if let Some(sn_map) = self.sequence_numbers.remove(&writer) {
       for instant in sn_map.values() {
         if let Some(cc) = self.changes.remove(instant) {
-          self.cached_bytes = self.cached_bytes.saturating_sub(cc.data_value.payload_size());
+          self.uncount_bytes(&cc);
         }
       }
     }
@@ -365,10 +365,15 @@ impl TopicCache {
       .collect();
     for ts in gone {
       if let Some(cc) = self.changes.remove(&ts) {
-        self.cached_bytes = self.cached_bytes.saturating_sub(cc.data_value.payload_size());
+        self.uncount_bytes(&cc);
         self.remove_sn(&cc);
       }
     }
+  }
+
+  /// convoy change 45: `cc` left `changes`; its bytes leave the running count.
+  fn uncount_bytes(&mut self, cc: &CacheChange) {
+    self.cached_bytes = self.cached_bytes.saturating_sub(cc.data_value.payload_size());
   }
 
   /// convoy change 28: how many of the oldest samples a KEEP_LAST cache drops
@@ -508,7 +513,7 @@ impl TopicCache {
         // Should be unreachable now that keys are strictly monotonic, but keep the
         // guard rather than silently overwriting if the invariant is ever broken.
         error!("DDSHistoryCache already contained element with key {key:?} !!!");
-        self.cached_bytes = self.cached_bytes.saturating_sub(old_cc.data_value.payload_size());
+        self.uncount_bytes(old_cc);
         self.remove_sn(old_cc);
       })
     }
@@ -688,7 +693,7 @@ impl TopicCache {
 
       // update also SequenceNumber map
       to_remove.values().for_each(|r| {
-        self.cached_bytes = self.cached_bytes.saturating_sub(r.data_value.payload_size());
+        self.uncount_bytes(r);
         self.remove_sn(r);
       });
     }
