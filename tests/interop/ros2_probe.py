@@ -15,6 +15,7 @@ import sys
 import time
 
 import rclpy
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data, ReliabilityPolicy, HistoryPolicy
 
@@ -153,6 +154,9 @@ def main():
         if args.stack:
             # A stack runs for its frames; the topics it reads are printed meanwhile.
             if clocks[0] >= args.stack_frames:
+                # The last command must reach the bridge before this node goes: a reliable
+                # writer repairs a lost sample only while it exists.
+                cmd.wait_for_all_acked(Duration(seconds=10))
                 break
         elif args.until_clock is not None:
             if newest_clock[0] >= args.until_clock:

@@ -710,6 +710,14 @@ impl Discovery {
       return;
     }
     self.initialize_participant();
+    // convoy change 49: announce this participant before anything else runs.
+    // A participant discovered from now on is sent this announcement before
+    // our SEDP writers send it anything (`Writer::send_newest_to`); the first
+    // periodic one came 100 ms later, and SEDP data that reached a peer before
+    // our announcement was dropped there.
+    if let Some(dp) = self.domain_participant.clone().upgrade() {
+      self.spdp_publish(&dp);
+    }
 
     // Send out info about user (=non-built-in) Writers and Readers that we have.
     // We are just initializing local participant, so likely there are none yet,

@@ -2615,6 +2615,11 @@ impl Writer {
               );
             }
           }
+          // convoy change 49: a participant discovered just now learns of this
+          // one before anything else from it arrives (see `send_newest_to`).
+          if self.my_guid.entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER {
+            self.send_newest_to(reader_proxy.remote_reader_guid);
+          }
           info!(
             "Matched new remote reader on topic={:?} reader={:?}",
             self.topic_name(),
@@ -2651,6 +2656,25 @@ impl Writer {
         });
       }
     } // match
+  }
+
+  /// convoy change 49: send the newest sample to one reader now. The SPDP
+  /// writer does this for the SPDP reader of a participant discovered just
+  /// now, before the event loop matches our SEDP writers with it (which send it
+  /// our endpoints at once). Our announcement otherwise followed 10 ms later
+  /// (the quick response) or at the next period, so the SEDP data arrived at a
+  /// participant that did not know us yet: Fast DDS takes such data into its
+  /// discovery reader, finds no participant for it and drops it, and now and
+  /// then did not take the repaired samples either, so a ROS 2 node never saw
+  /// some or all of a bridge's publishers.
+  fn send_newest_to(&self, reader_guid: GUID) {
+    let Some(reader) = self.readers.get(&reader_guid) else {
+      return;
+    };
+    let newest = self.send_buffer.last_change_sequence_number();
+    if let Some(cc) = self.send_buffer.get_by_sn(newest) {
+      self.send_cache_change(&cc, false, Some(reader));
+    }
   }
 
   // Update the given reader proxy. Preserve data we are tracking.
@@ -3551,6 +3575,13 @@ mod tests {
         let (status_sender, status) = sync_status_channel(4).unwrap();
         let (participant_status_sender, participant_status) = sync_status_channel(16).unwrap();
         let timer = new_shared_timer();
+        let reader_guid = GUID::new(GuidPrefix::new(&[2; 12]), reader_id);
+        // A reader on this host is sent to at its loopback locator once its
+        // participant was heard from loopback.
+        let mut observations = InterfaceObservations::default();
+        if let Some(addr) = reader_locator.filter(|a| a.ip().is_loopback()) {
+          observations.record(reader_guid.prefix, None, addr);
+        }
         let mut writer = Writer::new(
           WriterIngredients {
             guid,
@@ -3564,10 +3595,9 @@ mod tests {
           Rc::new(UDPSender::new(0).unwrap()),
           Rc::clone(&timer),
           participant_status_sender,
-          Rc::new(RefCell::new(InterfaceObservations::default())),
+          Rc::new(RefCell::new(observations)),
           Rc::from(Vec::<IfAddr>::new()),
         );
-        let reader_guid = GUID::new(GuidPrefix::new(&[2; 12]), reader_id);
         let mut reader_proxy = RtpsReaderProxy::new(reader_guid, reader_qos.clone(), false);
         reader_proxy
           .unicast_locator_list
@@ -3703,6 +3733,48 @@ mod tests {
         self.writer.handle_timed_event(event);
         before - self.unsent()
       }
+    }
+
+    // convoy change 49: the SPDP writer sends a reader matched just now its
+    // newest announcement at once (the event loop matches the SEDP writers with
+    // that participant right after, and they send it our endpoints).
+    #[test]
+    fn a_new_spdp_reader_gets_the_newest_announcement_at_once() {
+      use bytes::Bytes;
+
+      use crate::{
+        messages::submessages::submessages::WriterSubmessage,
+        rtps::{Message, SubmessageBody},
+      };
+
+      let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+      socket
+        .set_read_timeout(Some(StdDuration::from_secs(5)))
+        .unwrap();
+      let spdp_qos = Discovery::create_spdp_participant_qos();
+      let _f = Fixture::new(
+        EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER,
+        spdp_qos.clone(),
+        EntityId::SPDP_BUILTIN_PARTICIPANT_READER,
+        &spdp_qos,
+        3,
+        16,
+        Some(socket.local_addr().unwrap()),
+      );
+      let mut datagram = vec![0; 2048];
+      let len = socket
+        .recv(&mut datagram)
+        .expect("the new reader got no announcement");
+      let message = Message::read_from_buffer(&Bytes::copy_from_slice(&datagram[..len])).unwrap();
+      let sent: Vec<SequenceNumber> = message
+        .submessages()
+        .into_iter()
+        .filter_map(|sub| match sub.body {
+          SubmessageBody::Writer(WriterSubmessage::Data(data, _)) => Some(data.writer_sn),
+          _ => None,
+        })
+        .collect();
+      assert_eq!(sent, [SequenceNumber::new(3)]);
     }
 
     // Built-in and user Writers alike answer an ACKNACK only after
