@@ -11,12 +11,37 @@
 //! participant's receive thread). Here the count of matched writers per entity
 //! id is kept as writers come and go, and the question is one lookup.
 
-use std::collections::{btree_map, BTreeMap};
+//!
+//! convoy change 50: the set of entity ids a reader matched changes rarely
+//! (discovery), and a process-wide generation number counts those changes, so
+//! the message receiver can keep, per writer entity id, the readers to offer a
+//! DATA to, and rebuild that only after a change (`generation`). A writer proxy
+//! taken out for a moment and put back (`lend`, `give_back`, once per DATA)
+//! changes nothing there.
+
+use std::{
+  collections::{btree_map, BTreeMap},
+  sync::atomic::{AtomicU64, Ordering},
+};
 
 use crate::{
   rtps::rtps_writer_proxy::RtpsWriterProxy,
   structure::guid::{EntityId, GuidPrefix, GUID},
 };
+
+/// Bumped whenever some reader's set of matched writer entity ids changes.
+static ENTITY_SETS_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// convoy change 50: the number of changes to any reader's set of matched
+/// writer entity ids so far (in this process). Readers are matched in the
+/// thread that reads this, so a change there is seen by its next read.
+pub(crate) fn generation() -> u64 {
+  ENTITY_SETS_GENERATION.load(Ordering::Relaxed)
+}
+
+fn entity_sets_changed() {
+  ENTITY_SETS_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
 
 #[derive(Default)]
 pub(crate) struct MatchedWriters {
@@ -63,9 +88,25 @@ impl MatchedWriters {
   pub fn insert(&mut self, guid: GUID, proxy: RtpsWriterProxy) -> Option<RtpsWriterProxy> {
     let previous = self.by_guid.insert(guid, proxy);
     if previous.is_none() {
-      *self.entity_counts.entry(guid.entity_id).or_insert(0) += 1;
+      let count = self.entity_counts.entry(guid.entity_id).or_insert(0);
+      *count += 1;
+      if *count == 1 {
+        entity_sets_changed();
+      }
     }
     previous
+  }
+
+  /// Takes a writer's proxy out to work on it beside its reader; `give_back`
+  /// puts it back. Meanwhile the writer still counts as matched by entity id.
+  pub fn lend(&mut self, guid: &GUID) -> Option<RtpsWriterProxy> {
+    self.by_guid.remove(guid)
+  }
+
+  /// Puts back a proxy taken with `lend`; returns one that took its place
+  /// meanwhile (none should).
+  pub fn give_back(&mut self, guid: GUID, proxy: RtpsWriterProxy) -> Option<RtpsWriterProxy> {
+    self.by_guid.insert(guid, proxy)
   }
 
   pub fn remove(&mut self, guid: &GUID) -> Option<RtpsWriterProxy> {
@@ -74,6 +115,7 @@ impl MatchedWriters {
       *count.get_mut() -= 1;
       if *count.get() == 0 {
         count.remove();
+        entity_sets_changed();
       }
     }
     Some(removed)
@@ -106,5 +148,29 @@ mod tests {
     writers.remove(&b);
     assert!(!writers.contains_entity(entity));
     assert_eq!(writers.guids_of(GuidPrefix::new(&[2; 12])).count(), 0);
+  }
+
+  // Other tests match readers meanwhile, so only "changed" is checked, and
+  // "unchanged" where nothing else in this test could have run between.
+  #[test]
+  fn the_generation_moves_when_an_entity_id_comes_or_goes_and_not_on_a_loan() {
+    let entity = EntityId::SEDP_BUILTIN_SUBSCRIPTIONS_WRITER;
+    let a = GUID::new(GuidPrefix::new(&[3; 12]), entity);
+    let b = GUID::new(GuidPrefix::new(&[4; 12]), entity);
+    let mut writers = MatchedWriters::default();
+    let before = generation();
+    writers.insert(a, proxy(a));
+    assert!(generation() > before, "a first writer of the entity id");
+    let lent = writers.lend(&a).expect("matched");
+    assert!(writers.contains_entity(entity), "still matched while lent");
+    assert!(writers.give_back(a, lent).is_none());
+    assert_eq!(writers.len(), 1);
+    writers.insert(b, proxy(b));
+    writers.remove(&a);
+    assert!(writers.contains_entity(entity), "b is still matched");
+    let before = generation();
+    writers.remove(&b);
+    assert!(generation() > before, "the last writer of the entity id");
+    assert!(!writers.contains_entity(entity));
   }
 }

@@ -461,9 +461,9 @@ impl Reader {
           // one comes only after the writer's heartbeat period, and a Reliable
           // reader withholds all samples received in the meantime.
           if self.reliability != policy::Reliability::BestEffort {
-            if let Some(mut writer_proxy) = self.matched_writers.remove(&writer) {
+            if let Some(mut writer_proxy) = self.matched_writers.lend(&writer) {
               self.send_preemptive_acknack_to(&mut writer_proxy);
-              self.matched_writers.insert(writer, writer_proxy);
+              self.matched_writers.give_back(writer, writer_proxy);
             }
           }
         }
@@ -939,14 +939,15 @@ impl Reader {
   where
     F: FnOnce(&mut Self, &mut RtpsWriterProxy) -> U,
   {
-    match self.matched_writers.remove(&writer_guid) {
+    // convoy change 50: lent, not removed: the writer stays matched by entity id.
+    match self.matched_writers.lend(&writer_guid) {
       None => {
         error!("Writer proxy {writer_guid:?} not found");
         None
       }
       Some(mut wp) => {
         let res = worker(self, &mut wp);
-        let x = self.matched_writers.insert(writer_guid, wp); // re-insert
+        let x = self.matched_writers.give_back(writer_guid, wp); // re-insert
         if x.is_some() {
           panic!(
             "RustDDS internal bug: with_mutable_writer_proxy worker re-inserted a writer proxy \
