@@ -2470,7 +2470,7 @@ impl Writer {
             }
           }
         } else {
-          readers.for_each(&mut send_to_reader);
+          readers.into_iter().for_each(&mut send_to_reader);
         }
         let groups_reached = multicast_sent.take();
         let (covered, uncovered): (Vec<&RtpsReaderProxy>, Vec<&RtpsReaderProxy>) =
