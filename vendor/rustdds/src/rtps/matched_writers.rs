@@ -10,7 +10,6 @@
 //! hundreds of map steps per reader before any work (a tenth of an idle
 //! participant's receive thread). Here the count of matched writers per entity
 //! id is kept as writers come and go, and the question is one lookup.
-
 //!
 //! convoy change 50: the set of entity ids a reader matched changes rarely
 //! (discovery), and a process-wide generation number counts those changes, so
@@ -150,10 +149,11 @@ mod tests {
     assert_eq!(writers.guids_of(GuidPrefix::new(&[2; 12])).count(), 0);
   }
 
-  // Other tests match readers meanwhile, so only "changed" is checked, and
-  // "unchanged" where nothing else in this test could have run between.
+  // Tests running in parallel match readers too, so the generation is only
+  // checked to move. A loan leaves it alone because it leaves the entity
+  // counts alone, which is what is checked for the loan.
   #[test]
-  fn the_generation_moves_when_an_entity_id_comes_or_goes_and_not_on_a_loan() {
+  fn the_generation_moves_when_an_entity_id_comes_or_goes_and_a_loan_keeps_it_matched() {
     let entity = EntityId::SEDP_BUILTIN_SUBSCRIPTIONS_WRITER;
     let a = GUID::new(GuidPrefix::new(&[3; 12]), entity);
     let b = GUID::new(GuidPrefix::new(&[4; 12]), entity);
