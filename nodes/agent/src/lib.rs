@@ -4,14 +4,19 @@
 //! - [`world`]: everything one agent process simulates: ground, static map boxes, its own
 //!   vehicle and the zombies; stepped with CARLA-style substeps;
 //! - [`vehicle`]: the drive model (pedals or velocity commands turned into tire impulses);
-//! - [`controller`]: built-in controllers (waypoint following) that produce [`Control`]s.
+//! - [`controller`]: built-in controllers (waypoint following) that produce [`Control`]s;
+//! - [`lockstep`]: what the agent does with each Tick (the frame logic);
+//! - [`node`]: the node: its DDS endpoints, and the listeners that step it in the receive
+//!   thread; [`outbox`]: writes that wait for the agent's own thread.
 //!
 //! Everything here is deterministic: the same scenario, controls and zombie states give
 //! bit-identical states in every run and process (rapier with `enhanced-determinism`, zombies in
 //! agent-id order, no clocks, threads or randomness, transcendental functions from libm).
 
 pub mod controller;
+pub mod lockstep;
 pub mod node;
+pub mod outbox;
 pub mod vehicle;
 pub mod world;
 

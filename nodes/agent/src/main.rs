@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use convoy_agent::lockstep::TestHooks;
 use convoy_agent::node::{run, AgentConfig};
 use convoy_core::node::NodeArgs;
 
@@ -39,9 +40,11 @@ fn main() -> ExitCode {
         let config = AgentConfig {
             node: args.node,
             agent_id: args.id,
-            stall_at_frame: args.stall_at_frame,
-            stall_for: Duration::from_secs_f64(args.stall_seconds),
-            drop_state_at_frame: args.drop_state_at_frame,
+            hooks: TestHooks {
+                stall_at_frame: args.stall_at_frame,
+                stall_for: Duration::from_secs_f64(args.stall_seconds),
+                drop_state_at_frame: args.drop_state_at_frame,
+            },
         };
         run(config, stop).map_err(|e| anyhow::anyhow!("{e:#}"))
     })

@@ -230,7 +230,7 @@ pub use rtps::pacing::{PacingRate, TransportTuning};
 /// host) of a participant's sends.
 pub use network::link_emulation::{LinkConditions, LinkEmulation};
 /// convoy change 38: a reader's listener (`DataReader::set_data_listener`).
-pub use mio_source::DataListener;
+pub use mio_source::{in_listener, DataListener};
 /// Needed to specify serialized data representation in case it is other than
 /// CDR.
 pub use serialization::RepresentationIdentifier;

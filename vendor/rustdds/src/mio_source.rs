@@ -178,8 +178,10 @@ std::thread_local! {
 
 /// True when the calling thread is running a reader's listener: it is a
 /// participant's receive thread, so a write from it must not wait for an
-/// acknowledgement that only this thread could process.
-pub(crate) fn in_listener() -> bool {
+/// acknowledgement that only this thread could process. Public since convoy
+/// change 51: an application whose listener and other threads share state
+/// learns from it which of its writes may fail at once with `WouldBlock`.
+pub fn in_listener() -> bool {
   IN_LISTENER.with(|flag| flag.get())
 }
 

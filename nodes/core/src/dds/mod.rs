@@ -32,9 +32,19 @@ use crate::topics::{Topic, TopicClass};
 
 use endpoint::{Endpoint, Side};
 pub use publisher::{PublishError, Publisher};
+/// Ends a [`WaitSet::wait`] from another thread ([`WaitSet::waker`]).
+pub use rustdds::mio1::Waker;
 pub use subscriber::{Listening, ReaderStats, Received, SampleStream, Subscriber};
 pub use transport::{TransportError, TransportSettings};
 pub use waitset::{ReaderToken, WaitSet};
+
+/// True while the calling thread runs a reader's listener (see [`Subscriber::into_listener`]):
+/// it is the participant's receive thread, where a reliable write that finds its send window
+/// full fails at once with [`PublishError::WouldBlock`] instead of waiting for an
+/// acknowledgement only this thread could process.
+pub fn in_listener() -> bool {
+    rustdds::in_listener()
+}
 
 /// The largest DDS domain id whose RTPS ports (7400 + 250 * id + offsets) fit in 16 bits.
 pub const MAX_DOMAIN_ID: u32 = 232;
