@@ -1,6 +1,7 @@
 //! Agents and coordinator as separate processes: lockstep determinism, peer vs relay, the
 //! state log's one line per agent per frame, async mode, late and dead agents, a coordinator
-//! stopped for longer than the lease, crashes felt by both sides, world commands.
+//! stopped for longer than the lease, a stopped KEEP_ALL reader of a state, crashes felt by both
+//! sides, world commands.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -294,6 +295,127 @@ fn a_coordinator_stopped_past_the_lease_goes_on_with_every_agent() {
         .find(|l| progress_frame(l).is_some())
         .expect("a progress line");
     assert!(last.contains("agents 3"), "{last}");
+}
+
+/// convoy's QoS library with the agent state topic KEEP_ALL (at most 32 unacknowledged
+/// samples): a reader of it is promised every sample, so a writer must wait for it.
+fn keep_all_state_qos() -> PathBuf {
+    let builtin = std::fs::read_to_string(convoy_tests::repo_root().join("qos/convoy.xml"))
+        .expect("read qos/convoy.xml");
+    let keep_last = "<qos_profile name=\"state\" base_name=\"reliable_stream\">\n      \
+                     <topic_qos>\n        \
+                     <history><kind>KEEP_LAST_HISTORY_QOS</kind><depth>16</depth></history>";
+    let keep_all = "<qos_profile name=\"state\" base_name=\"reliable_stream\">\n      \
+                    <topic_qos>\n        \
+                    <history><kind>KEEP_ALL_HISTORY_QOS</kind></history>\n        \
+                    <resource_limits><max_samples>32</max_samples>\
+                    <max_samples_per_instance>32</max_samples_per_instance></resource_limits>";
+    assert!(
+        builtin.contains(keep_last),
+        "qos/convoy.xml's state profile changed: update this test's copy"
+    );
+    let path = scratch("keep_all_state.xml");
+    std::fs::write(&path, builtin.replace(keep_last, keep_all)).expect("write the QoS file");
+    path
+}
+
+/// A reader of agent a's state stopped (SIGSTOP) while the state topic is KEEP_ALL: the QoS
+/// promises that reader every sample, so a's writes wait, and the lockstep with them. a steps
+/// in its DDS receive thread, which must never wait: the write waits in a's outbox instead,
+/// and a's own thread goes on beating its status, so a is not taken for dead however long the
+/// reader stays stopped. Once the reader runs again, the run completes with every agent and
+/// the very states of a run without that reader.
+#[test]
+fn a_stopped_keep_all_reader_holds_the_lockstep_not_the_agent() {
+    watchdog("stopped KEEP_ALL reader", Duration::from_secs(300));
+    let scenario = three_cars("three_cars_keep_all.toml");
+    let scenario_arg = scenario.to_string_lossy().to_string();
+    let qos = keep_all_state_qos();
+    let d = domain::LOCKSTEP_KEEP_ALL_READER_STOPPED;
+    let frames = "1000";
+    let run = ["--frames", frames, "--exchange", "relay"];
+
+    let quiet = scratch("keep_all_quiet.jsonl");
+    let (ok, out, err) = run_with_timeout(
+        convoy_run(d, &scenario_arg)
+            .env("CONVOY_QOS", &qos)
+            .args(run)
+            .arg("--state-log")
+            .arg(&quiet),
+        RUN_LIMIT,
+    );
+    assert!(ok, "the quiet run failed:\n{out}\n{err}");
+    wait_nodes_gone(d, Duration::from_secs(10));
+
+    let mut echo = ChildGuard::spawn(
+        "topic echo",
+        convoy_on(d)
+            .env("CONVOY_QOS", &qos)
+            .args(["topic", "echo", "convoy/agent/a/state"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let echo_lines = echo.all_lines();
+    let mut agents: Vec<ChildGuard> = ["a", "b", "c"]
+        .into_iter()
+        .map(|id| {
+            let mut cmd = node_cmd("convoy-agent", &scenario, d);
+            cmd.env("CONVOY_QOS", &qos)
+                .args(["--id", id, "--exchange", "relay"]);
+            ChildGuard::spawn(&format!("agent {id}"), &mut cmd)
+        })
+        .collect();
+    let a_lines = agents[0].all_lines();
+    let stalled = scratch("keep_all_stalled.jsonl");
+    let mut cmd = node_cmd("convoy-coordinator", &scenario, d);
+    cmd.env("CONVOY_QOS", &qos)
+        .args(run)
+        .arg("--state-log")
+        .arg(&stalled);
+    let mut coordinator = ChildGuard::spawn("coordinator", &mut cmd);
+    let coord_lines = coordinator.all_lines();
+
+    let limit = Duration::from_secs(60);
+    wait_for_line(&echo_lines, limit, "a state of a at the echo", |_| true);
+    let signal = |sig: libc::c_int| {
+        // SAFETY: kill(2) on the echo's pid, which this test spawned and still holds.
+        let sent = unsafe { libc::kill(echo.child.id() as libc::pid_t, sig) };
+        assert_eq!(sent, 0, "kill({sig}) of the echo failed");
+    };
+    signal(libc::SIGSTOP);
+    wait_for_line(&a_lines, limit, "a's write waiting in its outbox", |l| {
+        l.contains("convoy/agent/a/state: a reader does not acknowledge")
+    });
+    wait_for_line(&coord_lines, limit, "the lockstep waiting for a", |l| {
+        l.contains("still waiting for agent/a")
+    });
+    // The stimulus: the reader stays stopped for longer than the lease (2 s), so an agent
+    // whose status stopped with its writes would be declared gone.
+    std::thread::sleep(Duration::from_secs(3));
+    signal(libc::SIGCONT);
+    let lines = lines_until(&coord_lines, RUN_LIMIT, "the run's end", |l| {
+        l.starts_with(&format!("done: {frames} frames"))
+    });
+    let gone: Vec<&String> = lines.iter().filter(|l| l.contains("left")).collect();
+    assert!(gone.is_empty(), "nodes declared gone: {gone:?}");
+    assert!(
+        coordinator
+            .child
+            .wait()
+            .is_ok_and(|status| status.success()),
+        "the coordinator failed"
+    );
+    drop(agents.drain(..));
+    drop(echo);
+    wait_nodes_gone(d, Duration::from_secs(10));
+
+    let quiet = read_state_log(&quiet);
+    assert_eq!(quiet.len(), 3 * 1001, "states missing from the quiet run");
+    assert_same_states(
+        &quiet,
+        &read_state_log(&stalled),
+        "the run with a stopped reader",
+    );
 }
 
 #[test]

@@ -50,6 +50,7 @@ pub mod domain {
     pub const LOCKSTEP_COORDINATOR_STOPPED: u32 = 38;
     pub const LOCKSTEP_LOST_PEER: u32 = 39;
     pub const LOCKSTEP_LOST_RELAY: u32 = 40;
+    pub const LOCKSTEP_KEEP_ALL_READER_STOPPED: u32 = 29;
     pub const LOCKSTEP_STRESS_QUIET: u32 = 48;
     pub const LOCKSTEP_STRESS_PEER: u32 = 49;
     pub const LOCKSTEP_STRESS_RELAY: u32 = 50;

@@ -243,6 +243,12 @@ impl Agent {
     /// Readers keep states by frame, so a copy that was not lost changes nothing.
     fn answer_again(&mut self, frame: u64) -> Result<()> {
         let needed = if self.relay() { frame } else { frame - 1 };
+        if self.outbox.holds_writes() {
+            // What the coordinator misses has not left yet: a reader holds this agent's
+            // writes (see crate::outbox). Another copy would only queue behind it.
+            tracing::info!("frame {frame}: asked again; state {needed} still waits to go out");
+            return Ok(());
+        }
         if let Some(state) = self.written.get(&needed) {
             self.outbox.send(Outgoing::State(state.clone()))?;
         }

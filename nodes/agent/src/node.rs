@@ -27,6 +27,10 @@ use crate::world::AgentWorld;
 /// The longest the agent's thread sleeps without looking at commands and the stop flag.
 const HOUSEKEEPING: Duration = Duration::from_millis(50);
 
+/// The pause before writing again what found its window full (each attempt itself waits up to
+/// the topic's `max_blocking_time`).
+const RETRY: Duration = Duration::from_millis(10);
+
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
     pub node: NodeArgs,
@@ -124,11 +128,11 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
         };
         beacon.beat()?;
         // Unlocked: a write that waits for an acknowledgement never holds up the listener.
-        flush.write(&stop)?;
+        let unwritten = flush.write()?;
         let mut agent = lock(&agent)?;
-        agent.outbox.flushed();
+        let blocked = agent.outbox.flushed(unwritten);
         if !agent.outbox.is_empty() {
-            wait = Duration::ZERO;
+            wait = if blocked { RETRY } else { Duration::ZERO };
         }
     };
     // The listeners go first: nothing steps the agent while it is taken apart.

@@ -7,10 +7,12 @@
 //! while the agent's state is locked by its own thread, goes into the [`Outbox`]; the agent's
 //! thread writes it out, patiently, with the state unlocked, so the listener is never kept
 //! waiting behind a blocked write. Writes leave in the order they were made: once one waits,
-//! the ones after it wait too.
+//! the ones after it wait too. A write that still finds the window full (a reader of a KEEP_ALL
+//! topic that stopped reading: the QoS promises it every sample) stays first in line, and the
+//! agent's thread goes on beating its status and serving commands between attempts: the
+//! lockstep waits, as the QoS says it must, but the agent is not taken for dead.
 
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use convoy_core::dds::{in_listener, PublishError, Publisher, Waker};
@@ -39,14 +41,6 @@ impl Outgoing {
             Outgoing::Reply(r) => outputs.replies.write(r.clone()),
         }
     }
-
-    fn write_patiently(self, outputs: &Outputs, stop: &AtomicBool) -> Result<(), PublishError> {
-        match self {
-            Outgoing::State(s) => outputs.state.write_patiently(s, stop),
-            Outgoing::Done(d) => outputs.done.write_patiently(d, stop),
-            Outgoing::Reply(r) => outputs.replies.write(r),
-        }
-    }
 }
 
 /// Writes the agent's thread still has to make, in order.
@@ -57,6 +51,8 @@ pub struct Outbox {
     flushing: bool,
     /// Wakes the agent's thread when a listener leaves something here.
     wake: Arc<Waker>,
+    /// The topic whose write found its window full at the last attempt (reported once).
+    blocked_on: Option<String>,
 }
 
 impl Outbox {
@@ -66,6 +62,7 @@ impl Outbox {
             waiting: VecDeque::new(),
             flushing: false,
             wake,
+            blocked_on: None,
         }
     }
 
@@ -103,14 +100,38 @@ impl Outbox {
         }
     }
 
-    /// The writes of the last [`Outbox::take`] are out: a listener may write directly again.
-    pub fn flushed(&mut self) {
+    /// Takes back what the last [`Outbox::take`] could not write (`left`, first in line again,
+    /// before anything queued meanwhile); with nothing left a listener may write directly
+    /// again. True when a write found its window still full.
+    pub fn flushed(&mut self, left: Unwritten) -> bool {
         self.flushing = false;
+        let Some(topic) = left.blocked_on else {
+            if self.blocked_on.take().is_some() {
+                tracing::info!("the agent's writes go out again");
+            }
+            return false;
+        };
+        if self.blocked_on.is_none() {
+            tracing::warn!(
+                "{topic}: a reader does not acknowledge (a node that died, or a stopped reader \
+                 of a KEEP_ALL topic?); the write waits, the agent goes on serving"
+            );
+        }
+        self.blocked_on = Some(topic);
+        let mut writes = left.writes;
+        writes.append(&mut self.waiting);
+        self.waiting = writes;
+        true
     }
 
     /// Whether writes wait (the agent's thread then does not sleep long).
     pub fn is_empty(&self) -> bool {
         self.waiting.is_empty()
+    }
+
+    /// Whether writes wait or are being written by the agent's thread.
+    pub fn holds_writes(&self) -> bool {
+        self.flushing || !self.waiting.is_empty()
     }
 }
 
@@ -120,11 +141,32 @@ pub struct Flush {
     writes: VecDeque<Outgoing>,
 }
 
+/// What a [`Flush`] could not write: the write that found its window full, and those after it.
+pub struct Unwritten {
+    writes: VecDeque<Outgoing>,
+    blocked_on: Option<String>,
+}
+
 impl Flush {
-    pub fn write(self, stop: &AtomicBool) -> Result<(), PublishError> {
-        for out in self.writes {
-            out.write_patiently(&self.outputs, stop)?;
+    /// Writes in order, each waiting at most its QoS's `max_blocking_time`, and stops at the
+    /// first that finds its window still full.
+    pub fn write(mut self) -> Result<Unwritten, PublishError> {
+        while let Some(out) = self.writes.pop_front() {
+            match out.write(&self.outputs) {
+                Ok(()) => {}
+                Err(PublishError::WouldBlock { topic }) => {
+                    self.writes.push_front(out);
+                    return Ok(Unwritten {
+                        writes: self.writes,
+                        blocked_on: Some(topic),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
         }
-        Ok(())
+        Ok(Unwritten {
+            writes: VecDeque::new(),
+            blocked_on: None,
+        })
     }
 }
