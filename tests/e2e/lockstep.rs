@@ -183,14 +183,15 @@ fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
 /// A state lost for good (agent b's test hook skips writing its frame-20 state) stalls the
 /// frame that needs it until the barrier timeout; the coordinator then sends that frame's tick
 /// again, b writes the state again, and the run goes on with the very states of a run that
-/// lost nothing (issue 21). Peer: the agents stepping frame 21 wait for it; relay: barrier 20.
+/// lost nothing (issue 21). The coordinator's barrier 20 waits for it in both exchanges (an
+/// agent's state is its FrameDone), and in peer the agents stepping frame 21 too.
 #[test]
 fn a_state_lost_for_good_is_asked_for_again_and_the_run_repeats() {
     watchdog("lost state", Duration::from_secs(300));
     let scenario = three_cars("three_cars_lost.toml");
     let scenario_arg = scenario.to_string_lossy().to_string();
     for (exchange, d, stalled) in [
-        ("peer", domain::LOCKSTEP_LOST_PEER, 21),
+        ("peer", domain::LOCKSTEP_LOST_PEER, 20),
         ("relay", domain::LOCKSTEP_LOST_RELAY, 20),
     ] {
         let quiet = scratch(&format!("lost_quiet_{exchange}.jsonl"));

@@ -4,13 +4,13 @@
 //! Step N (DESIGN.md, "Time, clock and determinism"): take the frame N-1 states of every other
 //! member of Tick N (peer: from their state topics, waiting for any that are missing; relay:
 //! from the Tick itself), move the zombies to them, apply this frame's control, step physics to
-//! frame N, publish AgentState N, then FrameDone N (peer; in relay the coordinator reads the
-//! state anyway, and it stands for FrameDone N: one datagram a frame less each way, and no
-//! acknowledgement of it). Nothing here depends on arrival timing, so a lockstep run is
-//! reproducible bit for bit.
+//! frame N, publish AgentState N. The coordinator reads every state anyway, so AgentState N
+//! stands for FrameDone N in both exchanges (one datagram a frame less each way, and no
+//! acknowledgement of it); only the peer handshake of frame 0 is answered with a FrameDone.
+//! Nothing here depends on arrival timing, so a lockstep run is reproducible bit for bit.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -66,7 +66,13 @@ pub struct Agent {
     stalled_until: Option<Instant>,
     /// The first error met in a listener; the agent's thread ends the run with it.
     pub(crate) failure: Option<anyhow::Error>,
+    /// The newest world requests this agent carried out, with their replies, by request id.
+    answered: VecDeque<(String, WorldReply)>,
 }
+
+/// How many answered world requests an agent remembers to answer a repeat without acting
+/// twice (a client repeats for a few seconds at most).
+const ANSWERS_KEPT: usize = 64;
 
 impl Agent {
     pub fn new(
@@ -96,6 +102,7 @@ impl Agent {
             hooks,
             stalled_until: None,
             failure: None,
+            answered: VecDeque::new(),
         }
     }
 
@@ -186,6 +193,17 @@ impl Agent {
         if check_command(&self.scenario, command).is_err() {
             return Ok(());
         }
+        // A client sends its request again until it has the final answer (its first copies
+        // may reach this agent before discovery matched them): answer a repeat, act once.
+        if let Some((_, reply)) = self
+            .answered
+            .iter()
+            .find(|(id, _)| *id == request.request_id)
+        {
+            let again = reply.clone();
+            self.outbox.send(Outgoing::Reply(again))?;
+            return Ok(());
+        }
         let (status, message) = match command.kind {
             WorldCommandKind::Teleport => match self.world.teleport(command.pose) {
                 Ok(()) => (ReplyStatus::Success, format!("{} teleported", self.id)),
@@ -196,12 +214,17 @@ impl Agent {
                 (ReplyStatus::Success, format!("{} control set", self.id))
             }
         };
-        self.outbox.send(Outgoing::Reply(WorldReply {
-            request_id: request.request_id,
+        let reply = WorldReply {
+            request_id: request.request_id.clone(),
             status,
             message,
             states: Vec::new(),
-        }))?;
+        };
+        self.answered.push_back((request.request_id, reply.clone()));
+        if self.answered.len() > ANSWERS_KEPT {
+            self.answered.pop_front();
+        }
+        self.outbox.send(Outgoing::Reply(reply))?;
         Ok(())
     }
 
@@ -237,37 +260,24 @@ impl Agent {
 
     /// The coordinator sent Tick N again: frame N stalled past its barrier timeout although
     /// this agent finished it, so something this agent wrote was lost on the way (or is held
-    /// up behind a lost sample). Write again what others may still wait for: the state they
-    /// need for frame N (peer: N-1, which the agents still stepping N wait for; relay: N,
-    /// which the coordinator needs for Tick N+1 and counts as done), and FrameDone N (peer).
-    /// Readers keep states by frame, so a copy that was not lost changes nothing.
+    /// up behind a lost sample). Write again what others may still wait for: state N, the
+    /// coordinator's sign that this agent finished N, and in peer exchange state N-1 too,
+    /// which the agents still stepping N wait for. Readers keep states by frame, so a copy
+    /// that was not lost changes nothing.
     fn answer_again(&mut self, frame: u64) -> Result<()> {
-        let needed = if self.relay() { frame } else { frame - 1 };
         if self.outbox.holds_writes() {
-            // What the coordinator misses has not left yet: a reader holds this agent's
-            // writes (see crate::outbox). Another copy would only queue behind it.
-            tracing::info!("frame {frame}: asked again; state {needed} still waits to go out");
+            // What the others miss has not left yet: a reader holds this agent's writes (see
+            // crate::outbox). Another copy would only queue behind it.
+            tracing::info!("frame {frame}: asked again; its states still wait to go out");
             return Ok(());
         }
-        if let Some(state) = self.written.get(&needed) {
-            self.outbox.send(Outgoing::State(state.clone()))?;
+        let first = if self.relay() { frame } else { frame - 1 };
+        for needed in first..=frame {
+            if let Some(state) = self.written.get(&needed) {
+                self.outbox.send(Outgoing::State(state.clone()))?;
+            }
         }
-        self.report_done(frame)?;
-        tracing::info!("frame {frame}: asked again; wrote state {needed} again");
-        Ok(())
-    }
-
-    /// FrameDone N, except in relay exchange, where the state of frame N just written is the
-    /// coordinator's sign that this agent finished it.
-    fn report_done(&mut self, frame: u64) -> Result<()> {
-        if self.relay() {
-            return Ok(());
-        }
-        let done = FrameDone {
-            node_id: NodeId::agent(&self.id).to_string(),
-            frame,
-        };
-        self.outbox.send(Outgoing::Done(done))?;
+        tracing::info!("frame {frame}: asked again; wrote states {first}..={frame} again");
         Ok(())
     }
 
@@ -401,7 +411,6 @@ impl Agent {
         } else {
             self.outbox.send(Outgoing::State(state))?;
         }
-        self.report_done(tick.frame)?;
         self.done_frame = Some(tick.frame);
         // Frames before N-1 are never needed again.
         let keep_from = tick.frame.saturating_sub(1);

@@ -88,8 +88,11 @@ pub fn send(node: &Node, command: WorldCommand, timeout: Duration) -> Result<Wor
                 node.domain_id()
             );
         }
-        // Until the first answer, resend: the first write may precede matching.
-        if !pending_shown && last_sent.is_none_or(|t| t.elapsed() > Duration::from_millis(250)) {
+        // Until the final answer, resend: a write may precede matching, with the coordinator
+        // or with the agent that carries the command out (the coordinator's Pending says
+        // nothing of the agent). An agent answers a repeated request id again without acting
+        // twice; the coordinator's own commands do the same thing twice.
+        if last_sent.is_none_or(|t| t.elapsed() > Duration::from_millis(250)) {
             requests.write(request.clone())?;
             last_sent = Some(Instant::now());
         }

@@ -4,17 +4,17 @@ use convoy_core::node::NodeId;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-/// What frame N is waiting for: FrameDone N from every node that owes it (peer exchange: every
-/// member agent; sensor nodes and sync clients in both exchanges), and in relay exchange
-/// AgentState N from every member agent, which is also that agent's FrameDone (an agent in
-/// relay writes no FrameDone: DESIGN.md, "Time, clock and determinism").
+/// What frame N is waiting for: FrameDone N from every node that owes it (sensor nodes, sync
+/// clients, and member agents in the peer handshake of frame 0), and AgentState N from every
+/// member agent in every later frame, which is also that agent's FrameDone (agents write no
+/// FrameDone after the handshake: DESIGN.md, "Time, clock and determinism").
 #[derive(Debug)]
 pub struct Barrier {
     pub frame: u64,
     started: Instant,
     /// node ids that still owe FrameDone for this frame.
     owed_done: BTreeSet<String>,
-    /// agent ids whose state for this frame is still missing (relay exchange only).
+    /// agent ids whose state for this frame is still missing (`by_state`).
     owed_state: BTreeSet<String>,
     /// Nodes already reported late for this frame (each is named once per frame).
     reported: BTreeSet<String>,
@@ -25,9 +25,10 @@ pub struct Barrier {
 }
 
 impl Barrier {
-    /// `relay`: members owe their state instead of a FrameDone.
-    pub fn new(frame: u64, members: &[String], relay: bool, now: Instant) -> Barrier {
-        let (owed_done, owed_state) = if relay {
+    /// `by_state`: members owe their state instead of a FrameDone (every frame but the peer
+    /// handshake).
+    pub fn new(frame: u64, members: &[String], by_state: bool, now: Instant) -> Barrier {
+        let (owed_done, owed_state) = if by_state {
             (BTreeSet::new(), members.iter().cloned().collect())
         } else {
             let done = members.iter().map(|a| NodeId::agent(a).to_string());
@@ -136,13 +137,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_peer_frame_completes_on_every_members_frame_done_and_names_the_late_once() {
+    fn a_peer_handshake_completes_on_every_members_frame_done_and_names_the_late_once() {
         let t0 = Instant::now();
         let members = vec!["a".to_string(), "b".to_string()];
         let mut b = Barrier::new(5, &members, false, t0);
         b.frame_done("agent/a", 5);
         b.state("b", 5);
-        assert!(!b.complete(), "a state is not a FrameDone in peer exchange");
+        assert!(
+            !b.complete(),
+            "a state is not a FrameDone in the peer handshake"
+        );
         b.frame_done("agent/b", 4);
         assert!(!b.complete(), "an old frame does not count");
         let later = t0 + Duration::from_secs(2);
@@ -153,7 +157,7 @@ mod tests {
     }
 
     #[test]
-    fn a_relay_frame_completes_on_every_members_state_and_what_other_nodes_owe() {
+    fn a_frame_completes_on_every_members_state_and_what_other_nodes_owe() {
         let t0 = Instant::now();
         let members = vec!["a".to_string(), "b".to_string()];
         let mut b = Barrier::new(5, &members, true, t0);
@@ -186,8 +190,8 @@ mod tests {
         assert!(!b.ask_again_due(t0 + Duration::from_millis(1900), timeout));
         assert!(b.ask_again_due(t0 + Duration::from_millis(2100), timeout));
         assert_eq!(b.waiting_for(), "agent/b (FrameDone)");
-        let mut relay = Barrier::new(7, &members, true, t0);
-        relay.state("a", 7);
-        assert_eq!(relay.waiting_for(), "agent/b (state)");
+        let mut by_state = Barrier::new(7, &members, true, t0);
+        by_state.state("a", 7);
+        assert_eq!(by_state.waiting_for(), "agent/b (state)");
     }
 }

@@ -65,7 +65,9 @@ impl Coordinator {
                     let owing = self.sensors.frame_due(frame, tick.sim_time_ns);
                     let written = Instant::now();
                     self.write_tick(tick.clone())?;
-                    let mut barrier = Barrier::new(frame, &self.members, self.relay(), written);
+                    // Every member's AgentState N is its answer, in both exchanges (the
+                    // coordinator reads every state anyway).
+                    let mut barrier = Barrier::new(frame, &self.members, true, written);
                     barrier.owe(owing.iter().map(|n| NodeId::sensor(n).to_string()));
                     barrier.owe(self.holding_bridges());
                     while !barrier.complete() && !self.stopped() {
@@ -137,7 +139,8 @@ impl Coordinator {
     /// A frame that waited past its barrier timeout while the nodes it waits for are alive
     /// (the lease rule removes dead ones) lost a sample on the way: the Tick, a FrameDone or
     /// a state. Sends the same Tick again, once per timeout; nodes that finished the frame
-    /// write their answer again (an agent its FrameDone and the state others wait for), and
+    /// write their answer again (an agent its state, and in peer exchange the state before it,
+    /// which the other agents wait for), and
     /// the run goes on with the same values, so determinism holds.
     pub(super) fn ask_again_if_stalled(&mut self, barrier: &mut Barrier, tick: &Tick) {
         let timeout = Duration::from_secs_f64(self.scenario.scenario.barrier_timeout);
