@@ -66,8 +66,9 @@ pub struct Agent {
     stalled_until: Option<Instant>,
     /// The first error met in a listener; the agent's thread ends the run with it.
     pub(crate) failure: Option<anyhow::Error>,
-    /// The newest world requests this agent carried out, with their replies, by request id.
-    answered: VecDeque<(String, WorldReply)>,
+    /// The replies to the newest world requests this agent carried out (each names its
+    /// request id).
+    answered: VecDeque<WorldReply>,
 }
 
 /// How many answered world requests an agent remembers to answer a repeat without acting
@@ -123,10 +124,16 @@ impl Agent {
         if state.agent_id != peer {
             return;
         }
-        self.peer_states
-            .entry(peer.to_string())
-            .or_default()
-            .insert(state.frame, state);
+        // Known peers are looked up, not keyed anew: no id copied per sample.
+        match self.peer_states.get_mut(peer) {
+            Some(by_frame) => {
+                by_frame.insert(state.frame, state);
+            }
+            None => {
+                let by_frame = BTreeMap::from([(state.frame, state)]);
+                self.peer_states.insert(peer.to_string(), by_frame);
+            }
+        }
         self.act_or_fail();
     }
 
@@ -195,10 +202,10 @@ impl Agent {
         }
         // A client sends its request again until it has the final answer (its first copies
         // may reach this agent before discovery matched them): answer a repeat, act once.
-        if let Some((_, reply)) = self
+        if let Some(reply) = self
             .answered
             .iter()
-            .find(|(id, _)| *id == request.request_id)
+            .find(|reply| reply.request_id == request.request_id)
         {
             let again = reply.clone();
             self.outbox.send(Outgoing::Reply(again))?;
@@ -215,12 +222,12 @@ impl Agent {
             }
         };
         let reply = WorldReply {
-            request_id: request.request_id.clone(),
+            request_id: request.request_id,
             status,
             message,
             states: Vec::new(),
         };
-        self.answered.push_back((request.request_id, reply.clone()));
+        self.answered.push_back(reply.clone());
         if self.answered.len() > ANSWERS_KEPT {
             self.answered.pop_front();
         }
