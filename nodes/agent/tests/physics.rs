@@ -360,6 +360,8 @@ fn zombie_order_does_not_matter() {
         );
     }
     assert_eq!(forward_world.zombie_ids(), ids[1..].to_vec());
+    // The cars start spread along their road, none within reach of another.
+    assert!(forward_world.zombies_in_reach().is_empty());
     // Agents that stop reporting are removed.
     forward_world.set_zombies(&others[..3]);
     assert_eq!(forward_world.zombie_ids(), ids[1..4].to_vec());
@@ -404,6 +406,15 @@ fn head_on_crash_is_felt_by_both_and_never_overlaps() {
         let d = planar_distance(a, b);
         closest = closest.min(d);
         let speeds = [forward_speed(a), forward_speed(b)];
+        // 30 m apart the other car is out of reach, no body in the physics world; it must be
+        // one well before the cars touch.
+        let in_reach = fleet.worlds[0].zombies_in_reach();
+        if fleet.frame == 1 {
+            assert!(in_reach.is_empty(), "30 m apart, in reach: {in_reach:?}");
+        }
+        if d < 2.0 * half_length + 2.0 {
+            assert_eq!(in_reach, ["b"], "frame {}: {d:.2} m apart", fleet.frame);
+        }
         match impact {
             None if d < 2.0 * half_length + 0.3 => impact = Some((fleet.frame, approach)),
             None => approach = speeds,
