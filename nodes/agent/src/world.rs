@@ -253,11 +253,14 @@ impl AgentWorld {
     /// pose, twist or extents cannot be placed: that agent has no zombie until a good state
     /// comes (logged). Returns whether the set of zombies changed (the caller logs it).
     pub fn set_zombies(&mut self, states: &[AgentState]) -> bool {
+        // A Tick carries its states sorted by agent id, one each: merge them with the zombies
+        // (also sorted) as they are. Any other order or repeats go through a sorted map first.
+        let sorted = states.windows(2).all(|w| w[0].agent_id < w[1].agent_id);
+        if sorted {
+            return self.mirror(states.iter());
+        }
         let mut wanted: BTreeMap<&str, &AgentState> = BTreeMap::new();
         for state in states {
-            if state.agent_id == self.agent_id {
-                continue;
-            }
             wanted
                 .entry(state.agent_id.as_str())
                 .and_modify(|kept| {
@@ -267,44 +270,57 @@ impl AgentWorld {
                 })
                 .or_insert(state);
         }
+        self.mirror(wanted.into_values())
+    }
 
-        let gone: Vec<String> = self
-            .zombies
-            .keys()
-            .filter(|id| !wanted.contains_key(id.as_str()))
-            .cloned()
-            .collect();
-        let mut changed = !gone.is_empty();
-        for id in gone {
-            self.remove_zombie(&id);
-        }
-
-        for (id, state) in wanted {
-            match ZombiePlacement::from_state(state) {
-                Some(placement) => match self.zombies.get_mut(id) {
-                    Some(zombie) => zombie.placement = placement,
-                    None => {
-                        changed = true;
-                        self.zombies.insert(
-                            id.to_string(),
-                            Zombie {
-                                placement,
-                                body: None,
-                            },
-                        );
-                    }
-                },
-                None => {
-                    tracing::warn!(
-                        "agent '{}': frame {} state of '{id}' has a non-finite or degenerate \
-                         pose, twist or extents; no zombie for it this frame",
-                        self.agent_id,
-                        state.frame
-                    );
-                    changed |= self.zombies.contains_key(id);
-                    self.remove_zombie(id);
+    /// [`AgentWorld::set_zombies`] for `wanted` in increasing agent-id order, one state each:
+    /// one pass over the zombies, which are in the same order.
+    fn mirror<'a>(&mut self, wanted: impl Iterator<Item = &'a AgentState>) -> bool {
+        let own_id = self.agent_id.as_str();
+        let mut wanted = wanted.filter(|s| s.agent_id != own_id).peekable();
+        let mut new: Vec<(&AgentState, ZombiePlacement)> = Vec::new();
+        let mut changed = false;
+        let physics = &mut self.physics;
+        self.zombies.retain(|id, zombie| {
+            // States of agents before this zombie's id have no zombie yet.
+            while let Some(state) = wanted.next_if(|s| s.agent_id.as_str() < id.as_str()) {
+                if let Some(placement) = usable_placement(own_id, state) {
+                    new.push((state, placement));
                 }
             }
+            let keep = match wanted.next_if(|s| s.agent_id == *id) {
+                Some(state) => match usable_placement(own_id, state) {
+                    Some(placement) => {
+                        zombie.placement = placement;
+                        true
+                    }
+                    None => false,
+                },
+                // No state for this agent: it left.
+                None => false,
+            };
+            if !keep {
+                changed = true;
+                if let Some(body) = zombie.body.take() {
+                    physics.remove_body(body.body);
+                }
+            }
+            keep
+        });
+        for state in wanted {
+            if let Some(placement) = usable_placement(own_id, state) {
+                new.push((state, placement));
+            }
+        }
+        changed |= !new.is_empty();
+        for (state, placement) in new {
+            self.zombies.insert(
+                state.agent_id.clone(),
+                Zombie {
+                    placement,
+                    body: None,
+                },
+            );
         }
         changed
     }
@@ -321,15 +337,6 @@ impl AgentWorld {
             .filter(|(_, z)| z.body.is_some())
             .map(|(id, _)| id.clone())
             .collect()
-    }
-
-    fn remove_zombie(&mut self, id: &str) {
-        if let Some(Zombie {
-            body: Some(body), ..
-        }) = self.zombies.remove(id)
-        {
-            self.physics.remove_body(body.body);
-        }
     }
 
     /// Puts the zombies that can touch our vehicle during a step of `dt` seconds into the
@@ -509,6 +516,21 @@ impl AgentWorld {
         let [hx, hy] = self.ground_half_extents;
         x.is_finite() && y.is_finite() && x.abs() <= hx && y.abs() <= hy
     }
+}
+
+/// Where `state`'s agent goes as a zombie, or `None` (logged) when its pose, twist or extents
+/// are non-finite or degenerate: that agent then has no zombie until a good state comes.
+fn usable_placement(own_id: &str, state: &AgentState) -> Option<ZombiePlacement> {
+    let placement = ZombiePlacement::from_state(state);
+    if placement.is_none() {
+        tracing::warn!(
+            "agent '{own_id}': frame {} state of '{}' has a non-finite or degenerate pose, \
+             twist or extents; no zombie for it this frame",
+            state.frame,
+            state.agent_id
+        );
+    }
+    placement
 }
 
 impl ZombieBody {

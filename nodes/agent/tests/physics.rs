@@ -369,6 +369,41 @@ fn zombie_order_does_not_matter() {
     assert!(forward_world.zombie_ids().is_empty());
 }
 
+#[test]
+fn a_bad_state_leaves_no_zombie_until_a_good_one_comes() {
+    let scenario = load("sixteen_cars.toml");
+    let ids = scenario.agent_ids();
+    let good: Vec<AgentState> = ids
+        .iter()
+        .map(|id| AgentWorld::new(&scenario, id).expect("world").state(0, 0))
+        .collect();
+    let mut bad = good.clone();
+    bad[2].pose.position.x = f64::NAN;
+    bad[5].extents.y = 0.0;
+    let without_bad: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| ![0, 2, 5].contains(i))
+        .map(|(_, id)| id.clone())
+        .collect();
+    let mut world = AgentWorld::new(&scenario, &ids[0]).expect("world");
+    // Sorted (as a Tick carries them), then reversed with a stale repeat of each bad state.
+    assert!(world.set_zombies(&bad));
+    assert_eq!(world.zombie_ids(), without_bad);
+    assert!(world.set_zombies(&good));
+    assert_eq!(world.zombie_ids(), ids[1..].to_vec());
+    let mut shuffled = bad.clone();
+    shuffled.reverse();
+    let mut stale = good[2].clone();
+    stale.frame = 0;
+    bad[2].frame = 1;
+    shuffled[13] = bad[2].clone();
+    shuffled.push(stale);
+    assert!(world.set_zombies(&shuffled));
+    assert_eq!(world.zombie_ids(), without_bad);
+    assert!(!world.set_zombies(&shuffled), "nothing changed");
+}
+
 // ---- (c) head-on crash ------------------------------------------------------------------
 
 fn head_on_scenario() -> Scenario {
