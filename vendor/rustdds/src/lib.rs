@@ -225,7 +225,7 @@ pub use dds::{
   with_key::{datareader::SelectByKey, WriteOptions, WriteOptionsBuilder},
 };
 /// convoy changes 5, 8, 9: transport settings of a participant.
-pub use rtps::pacing::{PacingRate, TransportTuning};
+pub use rtps::pacing::{PacingRate, TransportTuning, DEFAULT_ACK_RIDE_HOLD};
 /// convoy change 39: link emulation (delay, jitter, loss, rate per destination
 /// host) of a participant's sends.
 pub use network::link_emulation::{LinkConditions, LinkEmulation};

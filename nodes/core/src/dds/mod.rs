@@ -236,6 +236,7 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
         .max_unacked_bytes(transport.window)
         .application_thread_push(transport.fast_push)
         .ack_batching(transport.ack_hold)
+        .ack_ride_hold(transport.ack_ride_hold)
         .link_emulation(transport.link)
         .keep_last_replaces_unacked(keep_last_replaces)
         .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)

@@ -29,6 +29,12 @@ pub const FAST_PUSH_ENV: &str = "CONVOY_FAST_PUSH";
 /// how much longer a plain acknowledgement may wait to join others: a duration (`0us`, the
 /// default; `150us`) or `off` (every ACKNACK in its own datagram, as before).
 pub const ACK_HOLD_ENV: &str = "CONVOY_ACK_HOLD";
+/// ACKNACKs ride with samples (vendored rustdds change 52): a plain acknowledgement to a node
+/// this one pushes samples to waits up to this long for the next one and travels in its
+/// datagram (a lockstep coordinator's acknowledgement of a state rides with the next tick): a
+/// duration (`20ms`, the default) or `0us` (only what the same pass of the receive loop sends
+/// takes it along).
+pub const ACK_RIDE_ENV: &str = "CONVOY_ACK_RIDE";
 /// Link emulation of everything a node sends (vendored rustdds change 39): delay, jitter, loss
 /// and rate, for all destinations (`delay_ms=20,jitter_ms=2`) or per destination host
 /// (`10.77.0.2:delay_ms=20;*:delay_ms=5`); `off` (the default): none. For experiments on a
@@ -75,6 +81,7 @@ pub struct TransportSettings {
     pub fast_push: bool,
     /// None: ACKNACKs are not batched.
     pub ack_hold: Option<Duration>,
+    pub ack_ride_hold: Duration,
     /// None: no link emulation.
     pub link: Option<LinkEmulation>,
 }
@@ -90,6 +97,7 @@ impl Default for TransportSettings {
             window: Some(DEFAULT_WINDOW),
             fast_push: true,
             ack_hold: Some(DEFAULT_ACK_HOLD),
+            ack_ride_hold: rustdds::DEFAULT_ACK_RIDE_HOLD,
             link: None,
         }
     }
@@ -137,6 +145,13 @@ impl TransportSettings {
         }
         if let Some(v) = lookup(ACK_HOLD_ENV) {
             settings.ack_hold = parse_ack_hold(&v)?;
+        }
+        if let Some(v) = lookup(ACK_RIDE_ENV) {
+            settings.ack_ride_hold = match parse_period(&v) {
+                Some(hold) if hold <= Duration::from_millis(100) => hold,
+                Some(_) => return Err(error(ACK_RIDE_ENV, &v, "at most 100ms")),
+                None => return Err(error(ACK_RIDE_ENV, &v, "expected a duration (0us, 20ms)")),
+            };
         }
         if let Some(v) = lookup(LINK_ENV) {
             settings.link = parse_link(&v)?;
@@ -461,6 +476,14 @@ mod tests {
             settings(&[(ACK_HOLD_ENV, "0us")]).expect("zero").ack_hold,
             Some(Duration::ZERO)
         );
+        assert_eq!(
+            settings(&[(ACK_RIDE_ENV, "0us")])
+                .expect("zero")
+                .ack_ride_hold,
+            Duration::ZERO
+        );
+        let e = settings(&[(ACK_RIDE_ENV, "1s")]).expect_err("too long");
+        assert_eq!(e.to_string(), "CONVOY_ACK_RIDE='1s': at most 100ms");
         let e = settings(&[(FAST_PUSH_ENV, "yes")]).expect_err("bad switch");
         assert_eq!(e.to_string(), "CONVOY_FAST_PUSH='yes': expected on or off");
     }

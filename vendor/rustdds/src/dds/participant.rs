@@ -185,6 +185,15 @@ impl DomainParticipantBuilder {
     self
   }
 
+  /// convoy change 52: a plain acknowledgement to a participant this one
+  /// pushes samples to waits up to `hold` for the next of them and rides in
+  /// its datagram (default 20 ms); zero: only what the same pass of the
+  /// receive loop pushes takes it along.
+  pub fn ack_ride_hold(mut self, hold: std::time::Duration) -> Self {
+    self.transport.ack_ride_hold = hold;
+    self
+  }
+
   /// convoy change 22: reliable KEEP_LAST writers of this participant replace
   /// their oldest samples when the window is full, acknowledged or not, as DDS's
   /// KEEP_LAST says, instead of blocking the application (up to

@@ -3,7 +3,7 @@ use std::{
   collections::{BTreeMap, BTreeSet, HashMap, VecDeque},
   net::IpAddr,
   rc::Rc,
-  sync::{Arc, RwLock},
+  sync::{Arc, Mutex, RwLock},
   time::{Duration, Instant},
 };
 
@@ -41,7 +41,7 @@ use crate::{
     outbound::SocketId,
     pacing::{Pacer, TokenBucket, TransportTuning},
     reader::{Reader, ReaderIngredients},
-    reply_batch::ReplyBatch,
+    reply_batch::{lock_batch, ReplyBatch, SharedReplyBatch},
     rtps_reader_proxy::RtpsReaderProxy,
     rtps_writer_proxy::RtpsWriterProxy,
     timed_event::DpTimerEvent,
@@ -123,7 +123,7 @@ pub struct DPEventLoop {
   interface_observations: Rc<RefCell<InterfaceObservations>>,
   /// convoy change 41: the readers' ACKNACKs of this pass, sent before the next poll.
   /// None: batching off (`TransportTuning::ack_hold`).
-  reply_batch: Option<Rc<RefCell<ReplyBatch>>>,
+  reply_batch: Option<SharedReplyBatch>,
   // convoy change 44: the readers of this participant's user writers changed
   // since the liveliness writer's readers were last made to follow them.
   liveliness_audience_stale: bool,
@@ -328,7 +328,7 @@ impl DPEventLoop {
       interface_observations,
       reply_batch: transport
         .ack_hold
-        .map(|hold| Rc::new(RefCell::new(ReplyBatch::new(hold)))),
+        .map(|hold| Arc::new(Mutex::new(ReplyBatch::new(hold, transport.ack_ride_hold)))),
       liveliness_audience_stale: false,
       local_interfaces,
       #[cfg(feature = "security")]
@@ -1277,14 +1277,17 @@ impl DPEventLoop {
   /// convoy change 41: sends the ACKNACKs the readers queued when they are due;
   /// returns how long those still held may wait.
   fn flush_reply_batch(&self) -> Option<Duration> {
-    let mut batch = self.reply_batch.as_ref()?.borrow_mut();
-    match batch.due_in(Instant::now()) {
-      Some(wait) if wait.is_zero() => {
-        batch.flush(&self.udp_sender, self.domain_info.domain_participant_guid.prefix);
-        None
-      }
-      held => held,
+    let mut batch = lock_batch(self.reply_batch.as_ref()?);
+    let now = Instant::now();
+    if batch.due_in(now)?.is_zero() {
+      batch.flush(
+        &self.udp_sender,
+        self.domain_info.domain_participant_guid.prefix,
+        now,
+      );
     }
+    // change 52: what waits for a sample to ride with stays queued.
+    batch.due_in(now)
   }
 
   fn add_local_reader(&mut self, reader_ing: ReaderIngredients) {
@@ -1302,7 +1305,7 @@ impl DPEventLoop {
     new_reader.set_requested_deadline_check_timer();
     new_reader.set_interface_observations(Rc::clone(&self.interface_observations));
     if let Some(batch) = &self.reply_batch {
-      new_reader.set_reply_batch(Rc::clone(batch));
+      new_reader.set_reply_batch(Arc::clone(batch));
     }
     trace!("Add reader: {new_reader:?}");
     self.message_receiver.add_reader(new_reader);
@@ -1349,6 +1352,10 @@ impl DPEventLoop {
     // - every writer may route a confirmed same-host peer over loopback.
     // See `src/rtps/loopback_same_host_design.md`.
     new_writer.set_prefer_loopback_same_host(self.same_host_loopback);
+    // convoy change 52: queued ACKNACKs ride with the samples it pushes.
+    if let Some(batch) = &self.reply_batch {
+      new_writer.set_reply_batch(Arc::clone(batch));
+    }
     // convoy changes 8, 9: user-data writers are paced and sized by the
     // participant's transport settings; built-in (discovery) writers are not.
     if !new_writer.guid().entity_id.kind().is_built_in() {

@@ -15,6 +15,9 @@
 //! order; a writer that finds the lock taken or the route withdrawn rings the
 //! doorbell as before. Repairs, GAPs, fragments and discovery stay in the event
 //! loop.
+//!
+//! convoy change 52: ACKNACKs the participant's readers queued for a
+//! destination ride in the datagram pushed there (`rtps::reply_batch`).
 
 use std::{
   io,
@@ -32,7 +35,12 @@ use speedy::Endianness;
 
 use crate::{
   network::link_emulation::EgressSocket,
-  rtps::{writer_send_buffer::WriterSendBuffer, MessageBuilder},
+  rtps::{
+    message::RTPS_MESSAGE_HEADER_SIZE,
+    reply_batch::{lock_batch, SharedReplyBatch},
+    writer_send_buffer::WriterSendBuffer,
+    MessageBuilder,
+  },
   structure::{
     guid::{EntityId, GUID},
     sequence_number::SequenceNumber,
@@ -51,9 +59,14 @@ pub(crate) struct FastRoute {
   pub destinations: Arc<[SocketAddr]>,
   /// Largest serialized payload that goes this way (one datagram, unpaced).
   pub max_payload: usize,
+  /// Largest datagram (submessages, after the RTPS header) to any destination:
+  /// ACKNACKs ride along only within it (change 52).
+  pub datagram_budget: usize,
   pub writer_guid: GUID,
   /// Reliable writers: when the piggybacked HEARTBEAT asks for an answer.
   pub reliable: Option<ReliablePush>,
+  /// The participant's queued ACKNACKs (change 52).
+  pub replies: Option<SharedReplyBatch>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -198,8 +211,28 @@ impl FastPush {
         return FastPushOutcome::Declined;
       }
     };
+    let room = route
+      .datagram_budget
+      .saturating_sub(bytes.len().saturating_sub(RTPS_MESSAGE_HEADER_SIZE));
+    let mut with_replies = Vec::new();
     for (i, dest) in route.destinations.iter().enumerate() {
-      match route.socket.send_to(&bytes, *dest) {
+      // Change 52: ACKNACKs queued for this destination go in the same
+      // datagram. Should the send fail they are lost, as on the wire: the
+      // writer's next HEARTBEAT asks again.
+      let riding = route
+        .replies
+        .as_ref()
+        .and_then(|batch| lock_batch(batch).take_riding(*dest, room));
+      let datagram = match riding {
+        Some(replies) => {
+          with_replies.clear();
+          with_replies.extend_from_slice(&bytes);
+          with_replies.extend_from_slice(&replies);
+          &with_replies
+        }
+        None => &bytes,
+      };
+      match route.socket.send_to(datagram, *dest) {
         Ok(_) => {}
         // A full socket before anything went out: the event loop queues it.
         Err(e) if e.kind() == io::ErrorKind::WouldBlock && i == 0 => {
@@ -236,9 +269,16 @@ mod tests {
   use super::*;
   use crate::{
     dds::{ddsdata::DDSData, with_key::datawriter::WriteOptions},
-    messages::submessages::submessages::{HEARTBEAT_Flags, WriterSubmessage},
-    rtps::{writer_send_buffer::Admission, Message, SubmessageBody},
-    structure::guid::{EntityKind, GuidPrefix},
+    messages::submessages::submessages::{
+      ACKNACK_Flags, AckNack, HEARTBEAT_Flags, InterpreterSubmessage, ReaderSubmessage,
+      WriterSubmessage,
+    },
+    rtps::{reply_batch::ReplyBatch, writer_send_buffer::Admission, Message, SubmessageBody},
+    structure::{
+      guid::{EntityKind, GuidPrefix},
+      locator::Locator,
+      sequence_number::SequenceNumberSet,
+    },
     RepresentationIdentifier, SerializedPayload,
   };
 
@@ -269,15 +309,35 @@ mod tests {
     reader
       .set_read_timeout(Some(StdDuration::from_secs(5)))
       .unwrap();
+    // Change 52: an ACKNACK of this participant queued for the reader's
+    // participant, which listens where the sample goes.
+    let replies = Arc::new(Mutex::new(ReplyBatch::new(
+      StdDuration::ZERO,
+      StdDuration::ZERO,
+    )));
+    let their_prefix = GuidPrefix::new(&[4; 12]);
+    lock_batch(&replies).push(
+      their_prefix,
+      &[Locator::from(reader.local_addr().unwrap())],
+      AckNack {
+        reader_id: EntityId::new([0, 0, 2], EntityKind::READER_WITH_KEY_USER_DEFINED),
+        writer_id: EntityId::new([0, 0, 9], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+        reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(3)),
+        count: 1,
+      },
+      enumflags2::make_bitflags!(ACKNACK_Flags::{Endianness | Final}),
+    );
     let route = FastRoute {
       socket: EgressSocket::new(Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap()), None),
       destinations: vec![reader.local_addr().unwrap()].into(),
       max_payload: 1000,
+      datagram_budget: 1400,
       writer_guid: guid,
       reliable: Some(ReliablePush {
         window: 16,
         max_unacked: 4,
       }),
+      replies: Some(Arc::clone(&replies)),
     };
 
     // No route yet (the event loop has not allowed it): declined.
@@ -311,10 +371,20 @@ mod tests {
           assert!(flags.contains(HEARTBEAT_Flags::Final));
           kinds.push("HEARTBEAT");
         }
+        SubmessageBody::Interpreter(InterpreterSubmessage::InfoDestination(dst, _)) => {
+          assert_eq!(dst.guid_prefix, their_prefix);
+          kinds.push("INFO_DST");
+        }
+        SubmessageBody::Reader(ReaderSubmessage::AckNack(ack, _)) => {
+          assert_eq!(ack.reader_sn_state.base(), SequenceNumber::new(3));
+          kinds.push("ACKNACK");
+        }
         _ => {}
       }
     }
-    assert_eq!(kinds, ["DATA", "HEARTBEAT"]);
+    // The queued ACKNACK rode along and left the batch.
+    assert_eq!(kinds, ["DATA", "HEARTBEAT", "INFO_DST", "ACKNACK"]);
+    assert_eq!(lock_batch(&replies).due_in(std::time::Instant::now()), None);
     assert_eq!(fast.lock().last_sent, sn);
     assert_eq!(fast.pushed(), 1);
 

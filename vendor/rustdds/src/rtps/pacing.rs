@@ -91,7 +91,18 @@ pub struct TransportTuning {
   /// (`rtps::reply_batch`; zero by default). None: each ACKNACK is sent as it
   /// is made.
   pub ack_hold: Option<std::time::Duration>,
+  /// convoy change 52: a plain acknowledgement to a participant this one
+  /// pushed a sample to within this long waits up to this long for the next
+  /// such sample, and rides in its datagram (`rtps::reply_batch`). Zero: it
+  /// waits only for what the same pass pushes.
+  pub ack_ride_hold: std::time::Duration,
 }
+
+/// convoy change 52: the default [`TransportTuning::ack_ride_hold`]: longer
+/// than a lockstep frame of 64 agents on two cores (~16 ms), so the
+/// coordinator's acknowledgement of a state rides with the next tick, well
+/// under the 200 ms after which a writer takes a silent reader for stopped.
+pub const DEFAULT_ACK_RIDE_HOLD: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl Default for TransportTuning {
   fn default() -> Self {
@@ -106,6 +117,7 @@ impl Default for TransportTuning {
       application_thread_push: true,
       link_emulation: None,
       ack_hold: Some(std::time::Duration::ZERO),
+      ack_ride_hold: DEFAULT_ACK_RIDE_HOLD,
     }
   }
 }

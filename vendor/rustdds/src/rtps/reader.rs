@@ -45,7 +45,7 @@ use crate::{
   rtps::{
     fragment_assembler::FragmentAssembler, matched_writers::MatchedWriters,
     message_receiver::MessageReceiverState,
-    reply_batch::ReplyBatch, rtps_writer_proxy::RtpsWriterProxy, timed_event::DpTimerEvent,
+    reply_batch::{lock_batch, SharedReplyBatch}, rtps_writer_proxy::RtpsWriterProxy, timed_event::DpTimerEvent,
     transmit::InterfaceObservations,
     Message,
   },
@@ -173,7 +173,7 @@ pub(crate) struct Reader {
   // send ACKNACKs and NACK_FRAGs to one of a writer's locators, not all.
   interface_observations: Option<Rc<RefCell<InterfaceObservations>>>,
   /// convoy change 41: where ACKNACKs wait for the end of the event loop's pass.
-  reply_batch: Option<Rc<RefCell<ReplyBatch>>>,
+  reply_batch: Option<SharedReplyBatch>,
 }
 
 // If we are assembling a fragment, but it does not receive any updates
@@ -1462,7 +1462,7 @@ impl Reader {
 
   /// convoy change 41: ACKNACKs go into the event loop's batch, sent at the end
   /// of its pass over what arrived.
-  pub(crate) fn set_reply_batch(&mut self, batch: Rc<RefCell<ReplyBatch>>) {
+  pub(crate) fn set_reply_batch(&mut self, batch: SharedReplyBatch) {
     self.reply_batch = Some(batch);
   }
 
@@ -1502,9 +1502,7 @@ impl Reader {
   ) {
     #[cfg(not(feature = "security"))]
     if let Some(batch) = &self.reply_batch {
-      batch
-        .borrow_mut()
-        .push(info_dst.guid_prefix, dst_locator_list, acknack, flags);
+      lock_batch(batch).push(info_dst.guid_prefix, dst_locator_list, acknack, flags);
       return;
     }
     let infodst_flags =

@@ -14,8 +14,22 @@
 //! queued meanwhile to one participant at one locator travels in one RTPS
 //! message (INFO_DST, then the ACKNACKs), and a newer ACKNACK of the same reader
 //! to the same writer replaces an older one (it reports at least as much).
+//!
+//! convoy change 52: queued ACKNACKs ride with DATA. A writer pushing a sample
+//! from the application's thread (change 35) to a participant that has
+//! ACKNACKs queued for it appends them (INFO_DST, then the ACKNACKs) to the
+//! sample's datagram, and they leave the batch. In a lockstep an agent answers
+//! the clock writer's HEARTBEAT in the same pass in which it steps and writes
+//! its state to that same participant: the answer needed a datagram of its own.
+//! The batch is shared between the event loop (its readers queue, it flushes)
+//! and the writers' pushing threads.
 
-use std::time::{Duration, Instant};
+use std::{
+  collections::HashMap,
+  net::SocketAddr,
+  sync::{Arc, Mutex, MutexGuard},
+  time::{Duration, Instant},
+};
 
 use enumflags2::BitFlags;
 use log::error;
@@ -24,41 +38,64 @@ use speedy::Endianness;
 use crate::{
   messages::{header::Header, submessages::submessages::*},
   network::udp_sender::UDPSender,
-  rtps::Message,
+  rtps::{message::RTPS_MESSAGE_HEADER_SIZE, Message},
   structure::{guid::GuidPrefix, locator::Locator},
 };
+
+/// The participant's batch, shared by its event loop and its writers (change
+/// 52).
+pub(crate) type SharedReplyBatch = Arc<Mutex<ReplyBatch>>;
+
+/// Locks a shared batch. A poisoned lock means a thread panicked while queuing
+/// or sending; what is queued stays valid (plain values).
+pub(crate) fn lock_batch(batch: &SharedReplyBatch) -> MutexGuard<'_, ReplyBatch> {
+  batch
+    .lock()
+    .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Destinations remembered before old ones are forgotten (change 52).
+const MAX_RIDES: usize = 1024;
+
+/// INFO_DST: submessage header (4) and a GUID prefix (12).
+const INFO_DST_BYTES: usize = 16;
 
 /// A datagram stays below this many bytes of ACKNACKs; past it a second one
 /// starts. An ACKNACK is 24 bytes plus its bitmap (up to 32), so this is about
 /// twenty of them, well inside any path MTU.
 const BATCH_BYTES: usize = 1200;
 
-
+#[derive(Debug)]
 struct PendingReplies {
   destination: GuidPrefix,
   locators: Vec<Locator>,
   acknacks: Vec<(AckNack, BitFlags<ACKNACK_Flags>)>,
   bytes: usize,
+  /// When these must leave if nothing took them along before.
+  due: Instant,
 }
 
 /// The ACKNACKs a participant's readers produced in this pass, not sent yet.
+#[derive(Debug)]
 pub(crate) struct ReplyBatch {
   hold: Duration,
+  /// change 52: how long a plain acknowledgement may wait for a sample this
+  /// participant pushes to the same destination (when it pushed one there
+  /// within this long); zero: it does not wait for one.
+  ride_hold: Duration,
   pending: Vec<PendingReplies>,
-  /// When the oldest queued ACKNACK was queued.
-  since: Option<Instant>,
-  /// Something queued reports a loss or asks for a HEARTBEAT: send at the end of
-  /// this pass, not after the hold.
-  urgent: bool,
+  /// change 52: when this participant last pushed a sample to each
+  /// destination.
+  rides: HashMap<SocketAddr, Instant>,
 }
 
 impl ReplyBatch {
-  pub(crate) fn new(hold: Duration) -> ReplyBatch {
+  pub(crate) fn new(hold: Duration, ride_hold: Duration) -> ReplyBatch {
     ReplyBatch {
       hold,
+      ride_hold,
       pending: Vec::new(),
-      since: None,
-      urgent: false,
+      rides: HashMap::new(),
     }
   }
 
@@ -70,10 +107,19 @@ impl ReplyBatch {
     acknack: AckNack,
     flags: BitFlags<ACKNACK_Flags>,
   ) {
+    let now = Instant::now();
     // A NACK (something missing) or an ACKNACK that asks for a HEARTBEAT (no
     // final flag) starts a repair: it waits for nothing but the end of the pass.
-    self.urgent |= !acknack.reader_sn_state.is_empty() || !flags.contains(ACKNACK_Flags::Final);
-    self.since.get_or_insert_with(Instant::now);
+    // A plain acknowledgement waits out the hold, or the ride hold when samples
+    // go to its destination (change 52): the next one takes it along.
+    let urgent = !acknack.reader_sn_state.is_empty() || !flags.contains(ACKNACK_Flags::Final);
+    let due = if urgent {
+      now
+    } else if self.rides_to(locators, now) {
+      now + self.ride_hold.max(self.hold)
+    } else {
+      now + self.hold
+    };
     let size = 4 + acknack.len_serialized();
     let same_route = |p: &PendingReplies| p.destination == destination && p.locators == locators;
     for pending in self.pending.iter_mut().filter(|p| same_route(p)) {
@@ -81,6 +127,9 @@ impl ReplyBatch {
         a.reader_id == acknack.reader_id && a.writer_id == acknack.writer_id && *f == flags
       }) {
         pending.bytes = pending.bytes + size - (4 + older.0.len_serialized());
+        // change 52: the writer asked again while our answer waited for a
+        // ride: it is waiting for it (a full window); it leaves now.
+        pending.due = now;
         *older = (acknack, flags);
         return;
       }
@@ -92,6 +141,7 @@ impl ReplyBatch {
     {
       Some(pending) => {
         pending.bytes += size;
+        pending.due = pending.due.min(due);
         pending.acknacks.push((acknack, flags));
       }
       None => self.pending.push(PendingReplies {
@@ -99,40 +149,107 @@ impl ReplyBatch {
         locators: locators.to_vec(),
         acknacks: vec![(acknack, flags)],
         bytes: size,
+        due,
       }),
     }
+  }
+
+  /// change 52: this participant pushed a sample to the one unicast locator in
+  /// `locators` within the ride hold.
+  fn rides_to(&self, locators: &[Locator], now: Instant) -> bool {
+    if self.ride_hold.is_zero() {
+      return false;
+    }
+    let [locator] = locators else {
+      return false;
+    };
+    if !locator.is_udp() {
+      return false;
+    }
+    self
+      .rides
+      .get(&SocketAddr::from(*locator))
+      .is_some_and(|at| now.saturating_duration_since(*at) <= self.ride_hold)
   }
 
   /// How long the event loop may wait before it must flush: zero when a flush
   /// is due, None with nothing queued.
   pub(crate) fn due_in(&self, now: Instant) -> Option<Duration> {
-    let since = self.since?;
-    if self.urgent {
-      return Some(Duration::ZERO);
-    }
-    Some((since + self.hold).saturating_duration_since(now))
+    self
+      .pending
+      .iter()
+      .map(|p| p.due.saturating_duration_since(now))
+      .min()
   }
 
-  /// Sends what is queued: one datagram per destination and locator list.
-  pub(crate) fn flush(&mut self, sender: &UDPSender, own_prefix: GuidPrefix) {
-    self.since = None;
-    self.urgent = false;
-    for pending in self.pending.drain(..) {
-      let mut message = Message::new(Header::new(own_prefix));
-      message.add_submessage(
-        InfoDestination {
-          guid_prefix: pending.destination,
-        }
-        .create_submessage(BitFlags::from_flag(INFODESTINATION_Flags::Endianness)),
-      );
-      for (acknack, flags) in pending.acknacks {
-        message.add_submessage(acknack.create_submessage(flags));
+  /// Sends what is due by `now`: one datagram per destination and locator
+  /// list; what may still wait for a sample to ride with stays.
+  pub(crate) fn flush(&mut self, sender: &UDPSender, own_prefix: GuidPrefix, now: Instant) {
+    let mut index = 0;
+    while index < self.pending.len() {
+      if self.pending[index].due > now {
+        index += 1;
+        continue;
       }
-      match message.write_to_vec_fast(Endianness::LittleEndian) {
-        Ok(bytes) => sender.send_to_locator_list(&bytes, &pending.locators),
+      let mut pending = self.pending.swap_remove(index);
+      let locators = std::mem::take(&mut pending.locators);
+      match pending.message(own_prefix) {
+        Ok(bytes) => sender.send_to_locator_list(&bytes, &locators),
         Err(e) => error!("Failed to serialize a batch of ACKNACKs: {e:?}"),
       }
     }
+  }
+
+  /// change 52: a sample is being pushed to `dest`: takes out the ACKNACKs
+  /// queued for whoever listens there alone (one unicast locator), serialized
+  /// as submessages (INFO_DST first) to append to its datagram, if they fit in
+  /// `room` bytes.
+  pub(crate) fn take_riding(&mut self, dest: SocketAddr, room: usize) -> Option<Vec<u8>> {
+    if !self.ride_hold.is_zero() {
+      let now = Instant::now();
+      if self.rides.len() > MAX_RIDES {
+        let ride_hold = self.ride_hold;
+        self
+          .rides
+          .retain(|_, at| now.saturating_duration_since(*at) <= ride_hold);
+      }
+      self.rides.insert(dest, now);
+    }
+    if self.pending.is_empty() {
+      return None;
+    }
+    let locator = Locator::from(dest);
+    let index = self.pending.iter().position(|p| {
+      p.locators.len() == 1 && p.locators[0] == locator && INFO_DST_BYTES + p.bytes <= room
+    })?;
+    let pending = self.pending.swap_remove(index);
+    match pending.message(GuidPrefix::UNKNOWN) {
+      Ok(mut bytes) => {
+        bytes.drain(..RTPS_MESSAGE_HEADER_SIZE);
+        Some(bytes)
+      }
+      Err(e) => {
+        error!("Failed to serialize ACKNACKs: {e:?}");
+        None
+      }
+    }
+  }
+}
+
+impl PendingReplies {
+  /// An RTPS message from `own_prefix`: INFO_DST, then the ACKNACKs.
+  fn message(self, own_prefix: GuidPrefix) -> Result<Vec<u8>, speedy::Error> {
+    let mut message = Message::new(Header::new(own_prefix));
+    message.add_submessage(
+      InfoDestination {
+        guid_prefix: self.destination,
+      }
+      .create_submessage(BitFlags::from_flag(INFODESTINATION_Flags::Endianness)),
+    );
+    for (acknack, flags) in self.acknacks {
+      message.add_submessage(acknack.create_submessage(flags));
+    }
+    message.write_to_vec_fast(Endianness::LittleEndian)
   }
 }
 
@@ -156,7 +273,10 @@ mod tests {
   }
 
   fn at(port: u16) -> Vec<Locator> {
-    vec![Locator::from(SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port))]
+    vec![Locator::from(SocketAddr::new(
+      Ipv4Addr::LOCALHOST.into(),
+      port,
+    ))]
   }
 
   const FINAL: BitFlags<ACKNACK_Flags> =
@@ -164,7 +284,7 @@ mod tests {
 
   #[test]
   fn one_datagram_per_destination_and_the_newest_acknack_per_pair() {
-    let mut batch = ReplyBatch::new(Duration::ZERO);
+    let mut batch = ReplyBatch::new(Duration::ZERO, Duration::ZERO);
     let (a, b) = (GuidPrefix::new(&[1; 12]), GuidPrefix::new(&[2; 12]));
     let (r1, r2) = (
       EntityId::SEDP_BUILTIN_PUBLICATIONS_READER,
@@ -179,7 +299,10 @@ mod tests {
     assert_eq!(batch.pending.len(), 2);
     let to_a = &batch.pending[0];
     assert_eq!(to_a.acknacks.len(), 2);
-    assert_eq!(to_a.acknacks[0].0.reader_sn_state.base(), SequenceNumber::new(6));
+    assert_eq!(
+      to_a.acknacks[0].0.reader_sn_state.base(),
+      SequenceNumber::new(6)
+    );
     // Plain acknowledgements: due at the end of the pass (a zero hold).
     assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
   }
@@ -189,28 +312,123 @@ mod tests {
     let w = EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER;
     let r = EntityId::SEDP_BUILTIN_PUBLICATIONS_READER;
     let dest = GuidPrefix::new(&[1; 12]);
-    let mut batch = ReplyBatch::new(Duration::from_millis(50));
+    let mut batch = ReplyBatch::new(Duration::from_millis(50), Duration::ZERO);
     assert_eq!(batch.due_in(Instant::now()), None);
     batch.push(dest, &at(7000), ack(r, w, 5, 1), FINAL);
     let wait = batch.due_in(Instant::now()).expect("queued");
     assert!(wait > Duration::from_millis(40), "{wait:?}");
     let mut missing = ack(r, w, 5, 2);
-    missing.reader_sn_state =
-      SequenceNumberSet::from_base_and_set(SequenceNumber::new(5), &[SequenceNumber::new(5)].into());
+    missing.reader_sn_state = SequenceNumberSet::from_base_and_set(
+      SequenceNumber::new(5),
+      &[SequenceNumber::new(5)].into(),
+    );
     batch.push(dest, &at(7001), missing, FINAL);
     assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
   }
 
   #[test]
   fn a_full_datagram_starts_another() {
-    let mut batch = ReplyBatch::new(Duration::ZERO);
+    let mut batch = ReplyBatch::new(Duration::ZERO, Duration::ZERO);
     let dest = GuidPrefix::new(&[1; 12]);
     for key in 0..100u8 {
       let reader = EntityId::new([key, 0, 0], EntityKind::READER_WITH_KEY_USER_DEFINED);
-      batch.push(dest, &at(7000), ack(reader, EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER, 1, 1), FINAL);
+      batch.push(
+        dest,
+        &at(7000),
+        ack(reader, EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER, 1, 1),
+        FINAL,
+      );
     }
     assert!(batch.pending.len() > 1);
     assert!(batch.pending.iter().all(|p| p.bytes <= BATCH_BYTES));
-    assert_eq!(batch.pending.iter().map(|p| p.acknacks.len()).sum::<usize>(), 100);
+    assert_eq!(
+      batch
+        .pending
+        .iter()
+        .map(|p| p.acknacks.len())
+        .sum::<usize>(),
+      100
+    );
+  }
+
+  fn submessage_kinds(datagram: &[u8]) -> Vec<&'static str> {
+    let message = Message::read_from_buffer(&bytes::Bytes::copy_from_slice(datagram)).unwrap();
+    message
+      .submessages()
+      .iter()
+      .map(|sub| match &sub.body {
+        crate::rtps::SubmessageBody::Interpreter(_) => "INFO",
+        crate::rtps::SubmessageBody::Reader(_) => "ACKNACK",
+        crate::rtps::SubmessageBody::Writer(_) => "WRITER",
+        #[allow(unreachable_patterns)]
+        _ => "OTHER",
+      })
+      .collect()
+  }
+
+  #[test]
+  fn acknacks_for_a_destination_ride_with_a_sample_pushed_there() {
+    let w = EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER;
+    let r = EntityId::SEDP_BUILTIN_PUBLICATIONS_READER;
+    let dest = GuidPrefix::new(&[1; 12]);
+    let here: SocketAddr = "127.0.0.1:7000".parse().unwrap();
+    let mut batch = ReplyBatch::new(Duration::ZERO, Duration::ZERO);
+    batch.push(dest, &at(7000), ack(r, w, 5, 1), FINAL);
+    batch.push(dest, &at(7001), ack(r, w, 6, 1), FINAL);
+    // Not where the sample goes, or no room: they stay.
+    assert!(batch
+      .take_riding("127.0.0.1:7002".parse().unwrap(), 1000)
+      .is_none());
+    assert!(batch.take_riding(here, 20).is_none());
+    let riding = batch
+      .take_riding(here, 1000)
+      .expect("the ACKNACK for 7000 rides");
+    assert_eq!(batch.pending.len(), 1, "the one for 7001 stays");
+    // Appended to a message, it reads as INFO_DST then the ACKNACK, for `dest`.
+    let mut datagram = Message::new(Header::new(GuidPrefix::new(&[2; 12])))
+      .write_to_vec_fast(Endianness::LittleEndian)
+      .unwrap();
+    datagram.extend_from_slice(&riding);
+    assert_eq!(submessage_kinds(&datagram), ["INFO", "ACKNACK"]);
+  }
+
+  #[test]
+  fn a_plain_acknowledgement_waits_for_a_ride_only_where_samples_go() {
+    let w = EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER;
+    let r = EntityId::SEDP_BUILTIN_PUBLICATIONS_READER;
+    let dest = GuidPrefix::new(&[1; 12]);
+    let mut batch = ReplyBatch::new(Duration::ZERO, Duration::from_millis(20));
+    // Nothing was pushed to 7000: due at the end of the pass.
+    batch.push(dest, &at(7000), ack(r, w, 5, 1), FINAL);
+    assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
+    let sender = UDPSender::new(0).unwrap();
+    batch.flush(&sender, GuidPrefix::new(&[2; 12]), Instant::now());
+    assert_eq!(batch.due_in(Instant::now()), None);
+    // A sample went to 7000: the next plain acknowledgement waits for another.
+    assert!(batch
+      .take_riding("127.0.0.1:7000".parse().unwrap(), 1000)
+      .is_none());
+    batch.push(dest, &at(7000), ack(r, w, 6, 2), FINAL);
+    let wait = batch.due_in(Instant::now()).expect("queued");
+    assert!(wait > Duration::from_millis(10), "{wait:?}");
+    // A flush now leaves it queued; a NACK to another locator goes at once.
+    batch.flush(&sender, GuidPrefix::new(&[2; 12]), Instant::now());
+    assert_eq!(batch.pending.len(), 1);
+    let mut missing = ack(r, w, 5, 3);
+    missing.reader_sn_state = SequenceNumberSet::from_base_and_set(
+      SequenceNumber::new(5),
+      &[SequenceNumber::new(5)].into(),
+    );
+    batch.push(dest, &at(7001), missing, FINAL);
+    assert_eq!(
+      batch.due_in(Instant::now()),
+      Some(Duration::ZERO),
+      "a NACK does not wait"
+    );
+    batch.flush(&sender, GuidPrefix::new(&[2; 12]), Instant::now());
+    assert!(batch.due_in(Instant::now()).expect("still held") > Duration::from_millis(10));
+    // The writer asks again while the answer waits: it leaves at once.
+    batch.push(dest, &at(7000), ack(r, w, 7, 4), FINAL);
+    assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
   }
 }

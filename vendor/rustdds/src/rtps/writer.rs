@@ -40,6 +40,7 @@ use crate::{
     fast_push::{FastPushState, FastRoute, ReliablePush},
     outbound::{SocketId, TrafficClass},
     pacing::Pacer,
+    reply_batch::SharedReplyBatch,
     rtps_reader_proxy::RtpsReaderProxy,
     timed_event::DpTimerEvent,
     transmit::{DefaultRouteSelector, InterfaceObservations, RouteKey},
@@ -320,6 +321,9 @@ pub(crate) struct Writer {
   fast_push_held: bool,
   // The participant allows it (TransportTuning::application_thread_push).
   application_thread_push: bool,
+  // convoy change 52: the participant's queued ACKNACKs, which ride with the
+  // samples this writer pushes to their destination.
+  reply_batch: Option<SharedReplyBatch>,
 }
 
 impl Writer {
@@ -433,6 +437,7 @@ impl Writer {
       window_full: false,
       fast_destinations: None,
       fast_socket,
+      reply_batch: None,
       fast_push_held: false,
       // Built-in writers never get `set_transport`, and are excluded anyway.
       application_thread_push: true,
@@ -2548,6 +2553,12 @@ impl Writer {
     self.prefer_loopback_same_host = enabled;
   }
 
+  /// convoy change 52: the participant's ACKNACK batch; what is queued for a
+  /// destination rides with the next sample pushed there.
+  pub(crate) fn set_reply_batch(&mut self, batch: SharedReplyBatch) {
+    self.reply_batch = Some(batch);
+  }
+
   pub fn update_reader_proxy(
     &mut self,
     reader_proxy: &RtpsReaderProxy,
@@ -2847,8 +2858,10 @@ impl Writer {
       socket: self.fast_socket.clone(),
       destinations: Arc::clone(destinations),
       max_payload,
+      datagram_budget: self.datagram_budget(None),
       writer_guid: self.my_guid,
       reliable,
+      replies: self.reply_batch.clone(),
     })
   }
 
