@@ -147,11 +147,8 @@ impl TransportSettings {
             settings.ack_hold = parse_ack_hold(&v)?;
         }
         if let Some(v) = lookup(ACK_RIDE_ENV) {
-            settings.ack_ride_hold = match parse_period(&v) {
-                Some(hold) if hold <= Duration::from_millis(100) => hold,
-                Some(_) => return Err(error(ACK_RIDE_ENV, &v, "at most 100ms")),
-                None => return Err(error(ACK_RIDE_ENV, &v, "expected a duration (0us, 20ms)")),
-            };
+            settings.ack_ride_hold =
+                parse_hold(ACK_RIDE_ENV, &v, "expected a duration (0us, 20ms)")?;
         }
         if let Some(v) = lookup(LINK_ENV) {
             settings.link = parse_link(&v)?;
@@ -340,14 +337,21 @@ fn parse_ack_hold(value: &str) -> Result<Option<Duration>, TransportError> {
     if value.trim().eq_ignore_ascii_case("off") {
         return Ok(None);
     }
+    parse_hold(
+        ACK_HOLD_ENV,
+        value,
+        "expected a duration (0us, 150us) or off",
+    )
+    .map(Some)
+}
+
+/// How long an acknowledgement may wait (`CONVOY_ACK_HOLD`, `CONVOY_ACK_RIDE`): a duration of
+/// at most 100 ms; `expected` says what else `var` takes.
+fn parse_hold(var: &'static str, value: &str, expected: &str) -> Result<Duration, TransportError> {
     match parse_period(value) {
-        Some(hold) if hold <= Duration::from_millis(100) => Ok(Some(hold)),
-        Some(_) => Err(error(ACK_HOLD_ENV, value, "at most 100ms")),
-        None => Err(error(
-            ACK_HOLD_ENV,
-            value,
-            "expected a duration (0us, 150us) or off",
-        )),
+        Some(hold) if hold <= Duration::from_millis(100) => Ok(hold),
+        Some(_) => Err(error(var, value, "at most 100ms")),
+        None => Err(error(var, value, expected)),
     }
 }
 
