@@ -19,6 +19,7 @@ pub mod node;
 pub mod outbox;
 pub mod vehicle;
 pub mod world;
+mod zombies;
 
 pub use controller::{from_spec, Controller, WaypointFollower};
 pub use vehicle::Vehicle;

@@ -19,29 +19,23 @@
 //! B's world B off A's, so both agents feel the crash (a head-on crash of equal cars is thus
 //! elastic-looking: each is thrown back at about the other's speed).
 //!
-//! Only zombies in reach are bodies: at the start of each step a zombie is put in the physics
-//! world when its bounding sphere can come within contact distance of our vehicle's during the
-//! step, and taken out when it cannot (see [`AgentWorld::step`]). A far zombie cannot touch our
-//! vehicle, so leaving it out changes no result, and a world of 64 agents spread along a road
-//! then steps with the few neighbours it has instead of 63 bodies to integrate and keep in the
-//! broad phase each substep (most of a 64-agent frame's physics cost before).
+//! Only zombies in reach of our vehicle are bodies in the physics world, brought in or taken
+//! out at the start of each step ([`crate::zombies`]); a far zombie cannot touch our vehicle,
+//! so leaving it out changes no result.
 //!
-//! Determinism: zombies live in a `BTreeMap` and are removed, created, updated and brought into
-//! or out of reach in agent-id order, whatever order the states come in; which zombies are in
-//! reach depends only on the states and our own body; rapier runs with `enhanced-determinism`.
-
-use std::collections::BTreeMap;
+//! Determinism: zombies (kept in [`crate::zombies`]) are removed, created, updated and brought
+//! into or out of reach in agent-id order, whatever order the states come in; which zombies
+//! are in reach depends only on the states and our own body; rapier runs with
+//! `enhanced-determinism`.
 
 use convoy_core::messages::{AgentState, Control, Pose as PoseMsg, Quat, Twist, Vec3};
 use convoy_core::scenario::{Scenario, VehicleParams};
 use rapier3d_f64::prelude::{
-    CoefficientCombineRule, ColliderBuilder, ColliderHandle, PhysicsWorld, Pose, RigidBodyBuilder,
-    RigidBodyHandle, Rotation, SharedShape, Vector,
+    CoefficientCombineRule, ColliderBuilder, PhysicsWorld, Pose, Rotation, Vector,
 };
 
-use crate::vehicle::{
-    heading, yaw_rotation, Command, Vehicle, BODY_FRICTION, GRAVITY, SOFT_CCD_PREDICTION,
-};
+use crate::vehicle::{heading, yaw_rotation, Command, Vehicle, BODY_FRICTION, GRAVITY};
+use crate::zombies::{Reach, Zombies};
 
 /// Thickness of the ground slab under z = 0 (thick, so nothing falls through it).
 const GROUND_THICKNESS: f64 = 2.0;
@@ -116,32 +110,12 @@ fn check_vehicle(agent_id: &str, v: &VehicleParams) -> Result<(), WorldError> {
     Ok(())
 }
 
-/// Room added to the reach of a zombie beyond what its and our bodies can travel in a step:
-/// covers the soft-CCD prediction distance of both bodies (the broad phase pairs bodies that
-/// far apart) and what a contact can add to our speed within the step.
-const REACH_MARGIN: f64 = 2.0 * SOFT_CCD_PREDICTION + 1.0;
-
-/// Another agent mirrored in this world: its newest usable state, and its body while in reach.
-#[derive(Debug, Clone)]
-struct Zombie {
-    placement: ZombiePlacement,
-    body: Option<ZombieBody>,
-}
-
-/// A zombie's kinematic body and box collider in the physics world.
-#[derive(Debug, Clone)]
-struct ZombieBody {
-    body: RigidBodyHandle,
-    collider: ColliderHandle,
-    extents: [f64; 3],
-}
-
 /// One agent's physics world.
 pub struct AgentWorld {
     physics: PhysicsWorld,
     agent_id: String,
     vehicle: Vehicle,
-    zombies: BTreeMap<String, Zombie>,
+    zombies: Zombies,
     ground_half_extents: [f64; 2],
     max_substep_delta: f64,
     max_substeps: u32,
@@ -155,7 +129,7 @@ impl std::fmt::Debug for AgentWorld {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentWorld")
             .field("agent_id", &self.agent_id)
-            .field("zombies", &self.zombies.keys().collect::<Vec<_>>())
+            .field("zombies", &self.zombies.ids())
             .finish_non_exhaustive()
     }
 }
@@ -226,7 +200,7 @@ impl AgentWorld {
             physics,
             agent_id: agent_id.to_string(),
             vehicle,
-            zombies: BTreeMap::new(),
+            zombies: Zombies::default(),
             ground_half_extents: [hx, hy],
             max_substep_delta: scenario.scenario.max_substep_delta,
             max_substeps: scenario.scenario.max_substeps,
@@ -253,132 +227,33 @@ impl AgentWorld {
     /// pose, twist or extents cannot be placed: that agent has no zombie until a good state
     /// comes (logged). Returns whether the set of zombies changed (the caller logs it).
     pub fn set_zombies(&mut self, states: &[AgentState]) -> bool {
-        // A Tick carries its states sorted by agent id, one each: merge them with the zombies
-        // (also sorted) as they are. Any other order or repeats go through a sorted map first.
-        let sorted = states.windows(2).all(|w| w[0].agent_id < w[1].agent_id);
-        if sorted {
-            return self.mirror(states.iter());
-        }
-        let mut wanted: BTreeMap<&str, &AgentState> = BTreeMap::new();
-        for state in states {
-            wanted
-                .entry(state.agent_id.as_str())
-                .and_modify(|kept| {
-                    if state.frame > kept.frame {
-                        *kept = state;
-                    }
-                })
-                .or_insert(state);
-        }
-        self.mirror(wanted.into_values())
-    }
-
-    /// [`AgentWorld::set_zombies`] for `wanted` in increasing agent-id order, one state each:
-    /// one pass over the zombies, which are in the same order.
-    fn mirror<'a>(&mut self, wanted: impl Iterator<Item = &'a AgentState>) -> bool {
-        let own_id = self.agent_id.as_str();
-        let mut wanted = wanted.filter(|s| s.agent_id != own_id).peekable();
-        let mut new: Vec<(&AgentState, ZombiePlacement)> = Vec::new();
-        let mut changed = false;
-        let physics = &mut self.physics;
-        self.zombies.retain(|id, zombie| {
-            // States of agents before this zombie's id have no zombie yet.
-            while let Some(state) = wanted.next_if(|s| s.agent_id.as_str() < id.as_str()) {
-                if let Some(placement) = usable_placement(own_id, state) {
-                    new.push((state, placement));
-                }
-            }
-            let keep = match wanted.next_if(|s| s.agent_id == *id) {
-                Some(state) => match usable_placement(own_id, state) {
-                    Some(placement) => {
-                        zombie.placement = placement;
-                        true
-                    }
-                    None => false,
-                },
-                // No state for this agent: it left.
-                None => false,
-            };
-            if !keep {
-                changed = true;
-                if let Some(body) = zombie.body.take() {
-                    physics.remove_body(body.body);
-                }
-            }
-            keep
-        });
-        for state in wanted {
-            if let Some(placement) = usable_placement(own_id, state) {
-                new.push((state, placement));
-            }
-        }
-        changed |= !new.is_empty();
-        for (state, placement) in new {
-            self.zombies.insert(
-                state.agent_id.clone(),
-                Zombie {
-                    placement,
-                    body: None,
-                },
-            );
-        }
-        changed
+        self.zombies
+            .mirror(&mut self.physics, &self.agent_id, states)
     }
 
     /// The agents mirrored as zombies, sorted.
     pub fn zombie_ids(&self) -> Vec<String> {
-        self.zombies.keys().cloned().collect()
+        self.zombies.ids()
     }
 
     /// The zombies that were in reach, and so bodies in the physics world, for the last step.
     pub fn zombies_in_reach(&self) -> Vec<String> {
-        self.zombies
-            .iter()
-            .filter(|(_, z)| z.body.is_some())
-            .map(|(id, _)| id.clone())
-            .collect()
+        self.zombies.in_reach()
     }
 
     /// Puts the zombies that can touch our vehicle during a step of `dt` seconds into the
-    /// physics world at their newest placement, and takes the others out.
-    ///
-    /// A zombie is in reach when the distance between its centre and our vehicle's is at most
-    /// the sum of both bounding-sphere radii, what both travel in `dt` at their speeds, what a
-    /// contact could add to ours (the fastest body's speed, twice: a crash can throw us back
-    /// at up to the sum of two speeds) and [`REACH_MARGIN`].
+    /// physics world, and takes the others out ([`Zombies::bring_in_reach`]).
     fn bring_zombies_in_reach(&mut self, dt: f64) {
         let Some(own) = self.physics.bodies.get(self.vehicle.body()) else {
             return;
         };
-        let own_position = own.translation();
-        let own_speed = own.linvel().length();
         let [hx, hy, hz] = self.vehicle.params().half_extents;
-        let own_radius = Vector::new(hx, hy, hz).length();
-        let fastest = self
-            .zombies
-            .values()
-            .map(|z| z.placement.linvel.length())
-            .fold(own_speed, f64::max);
-        for zombie in self.zombies.values_mut() {
-            let placement = &zombie.placement;
-            let [ex, ey, ez] = placement.extents;
-            let reach = own_radius
-                + Vector::new(ex, ey, ez).length()
-                + (own_speed + placement.linvel.length() + 2.0 * fastest) * dt
-                + REACH_MARGIN;
-            let in_reach = placement.pose.translation.distance(own_position) <= reach;
-            match (in_reach, zombie.body.as_mut()) {
-                (true, Some(body)) => body.place(&mut self.physics, placement),
-                (true, None) => {
-                    zombie.body = Some(ZombieBody::insert(&mut self.physics, placement))
-                }
-                (false, Some(body)) => {
-                    self.physics.remove_body(body.body);
-                    zombie.body = None;
-                }
-                (false, None) => {}
-            }
-        }
+        let vehicle = Reach {
+            position: own.translation(),
+            speed: own.linvel().length(),
+            radius: Vector::new(hx, hy, hz).length(),
+        };
+        self.zombies.bring_in_reach(&mut self.physics, &vehicle, dt);
     }
 
     /// Applies `control` and advances physics by `dt` seconds in [`substeps`] equal substeps.
@@ -515,100 +390,6 @@ impl AgentWorld {
     pub fn is_on_map(&self, x: f64, y: f64) -> bool {
         let [hx, hy] = self.ground_half_extents;
         x.is_finite() && y.is_finite() && x.abs() <= hx && y.abs() <= hy
-    }
-}
-
-/// Where `state`'s agent goes as a zombie, or `None` (logged) when its pose, twist or extents
-/// are non-finite or degenerate: that agent then has no zombie until a good state comes.
-fn usable_placement(own_id: &str, state: &AgentState) -> Option<ZombiePlacement> {
-    let placement = ZombiePlacement::from_state(state);
-    if placement.is_none() {
-        tracing::warn!(
-            "agent '{own_id}': frame {} state of '{}' has a non-finite or degenerate pose, \
-             twist or extents; no zombie for it this frame",
-            state.frame,
-            state.agent_id
-        );
-    }
-    placement
-}
-
-impl ZombieBody {
-    /// A new kinematic body with a box collider at `placement`.
-    fn insert(physics: &mut PhysicsWorld, placement: &ZombiePlacement) -> ZombieBody {
-        let [ex, ey, ez] = placement.extents;
-        let body = RigidBodyBuilder::kinematic_velocity_based()
-            .pose(placement.pose)
-            .linvel(placement.linvel)
-            .angvel(placement.angvel)
-            .can_sleep(false)
-            // Zombies need soft CCD too: rapier only counts a body's velocity in the
-            // speculative contact margin when that body has a soft-CCD prediction.
-            .soft_ccd_prediction(SOFT_CCD_PREDICTION);
-        let collider = ColliderBuilder::cuboid(ex, ey, ez).friction(BODY_FRICTION);
-        let (body, collider) = physics.insert(body, collider);
-        ZombieBody {
-            body,
-            collider,
-            extents: placement.extents,
-        }
-    }
-
-    /// Moves the body to `placement`, reshaping its collider if the extents changed.
-    fn place(&mut self, physics: &mut PhysicsWorld, placement: &ZombiePlacement) {
-        if self.extents != placement.extents {
-            let [ex, ey, ez] = placement.extents;
-            if let Some(collider) = physics.colliders.get_mut(self.collider) {
-                collider.set_shape(SharedShape::cuboid(ex, ey, ez));
-            }
-            self.extents = placement.extents;
-        }
-        if let Some(body) = physics.bodies.get_mut(self.body) {
-            body.set_position(placement.pose, true);
-            body.set_linvel(placement.linvel, true);
-            body.set_angvel(placement.angvel, true);
-        }
-    }
-}
-
-/// Where and how a zombie goes this frame, checked and converted from an [`AgentState`].
-#[derive(Debug, Clone)]
-struct ZombiePlacement {
-    pose: Pose,
-    linvel: Vector,
-    angvel: Vector,
-    extents: [f64; 3],
-}
-
-impl ZombiePlacement {
-    fn from_state(state: &AgentState) -> Option<ZombiePlacement> {
-        let p = state.pose.position;
-        let q = state.pose.orientation;
-        let v = state.twist.linear;
-        let w = state.twist.angular;
-        let e = state.extents;
-        let values = [
-            p.x, p.y, p.z, q.x, q.y, q.z, q.w, v.x, v.y, v.z, w.x, w.y, w.z,
-        ];
-        if !values.iter().all(|x| x.is_finite()) {
-            return None;
-        }
-        if ![e.x, e.y, e.z].iter().all(|h| h.is_finite() && *h > 0.0) {
-            return None;
-        }
-        let norm = (q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w).sqrt();
-        if norm < 1e-6 {
-            return None;
-        }
-        Some(ZombiePlacement {
-            pose: Pose::from_parts(
-                Vector::new(p.x, p.y, p.z),
-                Rotation::from_xyzw(q.x / norm, q.y / norm, q.z / norm, q.w / norm),
-            ),
-            linvel: Vector::new(v.x, v.y, v.z),
-            angvel: Vector::new(w.x, w.y, w.z),
-            extents: [e.x, e.y, e.z],
-        })
     }
 }
 
