@@ -20,10 +20,10 @@
 //! elastic-looking: each is thrown back at about the other's speed).
 //!
 //! Only zombies in reach of our vehicle are bodies in the physics world, brought in or taken
-//! out at the start of each step ([`crate::zombies`]); a far zombie cannot touch our vehicle,
+//! out at the start of each step (`zombies.rs`); a far zombie cannot touch our vehicle,
 //! so leaving it out changes no result.
 //!
-//! Determinism: zombies (kept in [`crate::zombies`]) are removed, created, updated and brought
+//! Determinism: zombies (kept in `zombies.rs`) are removed, created, updated and brought
 //! into or out of reach in agent-id order, whatever order the states come in; which zombies
 //! are in reach depends only on the states and our own body; rapier runs with
 //! `enhanced-determinism`.
