@@ -3,6 +3,7 @@ use std::{
   collections::{btree_map::Entry, BTreeMap},
   rc::Rc,
   sync::{mpsc::TrySendError, Arc, RwLock},
+  time::Instant,
 };
 
 use enumflags2::BitFlags;
@@ -341,6 +342,13 @@ impl MessageReceiver {
     // Record how this remote participant's traffic reaches us, so route
     // resolution can later narrow sends to the observed interface/address.
     self.record_observation(rtps_message.header.guid_prefix, origin);
+    // convoy change 53: its traffic keeps its lease.
+    let source_prefix = rtps_message.header.guid_prefix;
+    if source_prefix != GuidPrefix::UNKNOWN && source_prefix != self.own_guid_prefix {
+      self
+        .spdp_repeats
+        .renew_on_traffic(source_prefix, Instant::now());
+    }
 
     // And process message
     self.handle_parsed_message(rtps_message);
