@@ -24,8 +24,10 @@ use crate::lockstep::{Agent, TestHooks};
 use crate::outbox::{Outbox, Outputs};
 use crate::world::AgentWorld;
 
-/// The longest the agent's thread sleeps without looking at commands and the stop flag.
-const HOUSEKEEPING: Duration = Duration::from_millis(50);
+/// The longest the agent's thread sleeps without looking at the stop flag: one status beat.
+/// Commands, controls and writes to retry wake it; when nothing arrives it wakes only for its
+/// beat (64 idle agents' threads waking every 50 ms took 9% of one CPU between them).
+const HOUSEKEEPING: Duration = convoy_core::status::BEAT;
 
 /// The pause before writing again what found its window full (each attempt itself waits up to
 /// the topic's `max_blocking_time`).
@@ -127,6 +129,7 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
             agent.outbox.take()
         };
         beacon.beat()?;
+        wait = wait.min(beacon.until_due());
         // Unlocked: a write that waits for an acknowledgement never holds up the listener.
         let unwritten = flush.write()?;
         let mut agent = lock(&agent)?;

@@ -158,6 +158,12 @@ impl StatusBeacon {
         self.last.is_none_or(|last| last.elapsed() >= BEAT)
     }
 
+    /// How long until the next [`StatusBeacon::beat`] writes (zero when one is due).
+    pub fn until_due(&self) -> Duration {
+        self.last
+            .map_or(Duration::ZERO, |last| BEAT.saturating_sub(last.elapsed()))
+    }
+
     /// Writes the status when a beat is due, and drops the DDS participants of nodes that
     /// fell silent; cheap to call every loop iteration.
     pub fn beat(&mut self) -> Result<(), PublishError> {
