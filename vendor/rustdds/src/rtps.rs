@@ -11,6 +11,7 @@ pub(crate) mod pacing;
 pub(crate) mod reader;
 pub(crate) mod reply_batch;
 pub(crate) mod spdp_repeats;
+pub(crate) mod spdp_batch;
 pub(crate) mod rtps_reader_proxy;
 pub(crate) mod rtps_writer_proxy;
 pub(crate) mod timed_event;

@@ -44,6 +44,7 @@ use crate::{
     reply_batch::{lock_batch, ReplyBatch, SharedReplyBatch},
     rtps_reader_proxy::RtpsReaderProxy,
     rtps_writer_proxy::RtpsWriterProxy,
+    spdp_batch::{SocketInterest, SpdpBatch},
     timed_event::DpTimerEvent,
     transmit::InterfaceObservations,
     writer::{Writer, WriterIngredients},
@@ -127,6 +128,8 @@ pub struct DPEventLoop {
   // convoy change 44: the readers of this participant's user writers changed
   // since the liveliness writer's readers were last made to follow them.
   liveliness_audience_stale: bool,
+  // convoy change 54: whether the discovery multicast socket is paused.
+  spdp_batch: SpdpBatch,
 
   // Snapshot of the local interface table (IP, IPv4 subnet, MTU, flags) used to
   // resolve each matched reader's per-peer path-MTU budget. Shared (read-only)
@@ -330,6 +333,7 @@ impl DPEventLoop {
         .ack_hold
         .map(|hold| Arc::new(Mutex::new(ReplyBatch::new(hold, transport.ack_ride_hold)))),
       liveliness_audience_stale: false,
+      spdp_batch: SpdpBatch::default(),
       local_interfaces,
       #[cfg(feature = "security")]
       security_plugins_opt,
@@ -410,6 +414,9 @@ impl DPEventLoop {
       if let Some(due) = reply_batch_due {
         poll_timeout = poll_timeout.min(due);
       }
+      if let Some(until) = ev_wrapper.spdp_batch.deadline() {
+        poll_timeout = poll_timeout.min(until.saturating_duration_since(Instant::now()));
+      }
       // convoy change 8: epoll waits whole milliseconds (mio rounds up), too
       // coarse for pacing waits of a few hundred microseconds. A deadline under
       // a millisecond away arms the timerfd, whose expiry wakes the poll
@@ -449,24 +456,11 @@ impl DPEventLoop {
           let token = Token(event.token().0);
           match EntityId::from_token(token) {
             TokenDecode::FixedToken(fixed_token) => match fixed_token {
+              DISCOVERY_MUL_LISTENER_TOKEN => ev_wrapper.read_discovery_multicast(now),
               DISCOVERY_LISTENER_TOKEN
-              | DISCOVERY_MUL_LISTENER_TOKEN
               | USER_TRAFFIC_LISTENER_TOKEN
               | USER_TRAFFIC_MUL_LISTENER_TOKEN => {
-                // Edge-triggered: read until WouldBlock. A cap would leave
-                // datagrams sitting with no further readiness event.
-                let udp_messages = ev_wrapper.udp_listeners.get_mut(&token).map_or_else(
-                  || {
-                    error!("No listener with token {:?}", token);
-                    vec![]
-                  },
-                  |l| l.messages_bounded(usize::MAX),
-                );
-                for (packet, origin) in udp_messages {
-                  ev_wrapper
-                    .message_receiver
-                    .handle_received_packet(&packet, origin);
-                }
+                ev_wrapper.read_listener(token);
               }
               LOOP_WAKE_TOKEN => {
                 // Queues are drained below, once, for this whole iteration.
@@ -499,6 +493,10 @@ impl DPEventLoop {
           }
         }
       }
+      // convoy change 54: the paused discovery multicast socket's turn.
+      if ev_wrapper.spdp_batch.due(now) {
+        ev_wrapper.read_discovery_multicast(now);
+      }
 
       ev_wrapper.drain_timers(preparing_to_stop);
       if ev_wrapper.drain_queues(
@@ -521,6 +519,62 @@ impl DPEventLoop {
       ev_wrapper.service_outbound();
     } // loop
   } // fn
+
+  /// Reads the socket of `token` until it has nothing more (it is registered
+  /// edge-triggered: a datagram left unread would raise no further event) and
+  /// hands each datagram to the message receiver. Returns how many there were.
+  fn read_listener(&mut self, token: Token) -> usize {
+    let Some(listener) = self.udp_listeners.get_mut(&token) else {
+      error!("No listener with token {token:?}");
+      return 0;
+    };
+    let udp_messages = listener.messages_bounded(usize::MAX);
+    let count = udp_messages.len();
+    for (packet, origin) in udp_messages {
+      self
+        .message_receiver
+        .handle_received_packet(&packet, origin);
+    }
+    count
+  }
+
+  /// convoy change 54: reads the discovery multicast socket (it woke the loop,
+  /// or its pause is over) and stops or resumes listening to it (`SpdpBatch`).
+  fn read_discovery_multicast(&mut self, now: Instant) {
+    let token = DISCOVERY_MUL_LISTENER_TOKEN;
+    let news_before = self.message_receiver.news();
+    let datagrams = self.read_listener(token);
+    let only_repeats = self.message_receiver.news() == news_before;
+    let was_paused = self.spdp_batch.deadline().is_some();
+    let Some(listener) = self.udp_listeners.get_mut(&token) else {
+      return;
+    };
+    match self.spdp_batch.after_read(now, datagrams, only_repeats) {
+      SocketInterest::PauseUntil(_) if !was_paused => {
+        if let Err(e) = self.poll.registry().deregister(listener.mio_socket()) {
+          // Still registered: it goes on waking the loop, as before this change.
+          warn!("cannot pause the discovery multicast socket: {e}");
+        }
+      }
+      SocketInterest::Listen if was_paused => {
+        if let Err(e) =
+          self
+            .poll
+            .registry()
+            .register(listener.mio_socket(), token, Interest::READABLE)
+        {
+          // Read it at the end of every pause instead, rather than never.
+          error!("cannot listen to the discovery multicast socket again: {e}");
+          self.spdp_batch.after_read(now, 1, true);
+          return;
+        }
+        // A datagram that came between the read and the registration raised no
+        // event: read it now.
+        self.read_listener(token);
+      }
+      SocketInterest::PauseUntil(_) | SocketInterest::Listen => {}
+    }
+  }
 
   // Returns true when the loop should exit.
   fn drain_queues(

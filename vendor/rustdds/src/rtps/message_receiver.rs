@@ -1,5 +1,5 @@
 use std::{
-  cell::RefCell,
+  cell::{Cell, RefCell},
   collections::{btree_map::Entry, BTreeMap},
   rc::Rc,
   sync::{mpsc::TrySendError, Arc, RwLock},
@@ -124,6 +124,9 @@ pub(crate) struct MessageReceiver {
   spdp_liveness_sender: WakeSender<GuidPrefix>,
   // convoy change 46: unchanged SPDP announcements stop here.
   spdp_repeats: SpdpRepeats,
+  // convoy change 54: writer and reader submessages handled that were not an
+  // SPDP repeat (see `news`).
+  news: Cell<u64>,
   // convoy change 50: the readers a DATA with no reader id goes to, per writer
   // entity id, as of `matched_writers::generation()` = `offer_targets_generation`.
   offer_targets: BTreeMap<EntityId, Rc<[EntityId]>>,
@@ -155,6 +158,14 @@ pub(crate) struct MessageReceiver {
 }
 
 impl MessageReceiver {
+  /// convoy change 54: how many writer and reader submessages were handled so
+  /// far that were not a repeated SPDP announcement (renewing a lease and
+  /// nothing else). The event loop compares it before and after reading a
+  /// socket to learn whether anything but repeats came.
+  pub fn news(&self) -> u64 {
+    self.news.get()
+  }
+
   /// convoy change 46: recognise unchanged SPDP announcements with this
   /// participant's discovery database (the event loop sets it).
   pub fn stop_spdp_repeats(&mut self, discovery_db: Arc<RwLock<DiscoveryDB>>) {
@@ -173,6 +184,7 @@ impl MessageReceiver {
       acknack_sender,
       spdp_liveness_sender,
       spdp_repeats: SpdpRepeats::default(),
+      news: Cell::new(0),
       offer_targets: BTreeMap::new(),
       offer_targets_generation: matched_writers::generation(),
       security_plugins,
@@ -674,6 +686,7 @@ impl MessageReceiver {
         return;
       }
     }
+    self.news.set(self.news.get() + 1);
 
     let (mr_state, target_reader, security_plugins) =
       self.partial_message_receiver_state(&target_reader_entity_id);
@@ -898,6 +911,7 @@ impl MessageReceiver {
   }
 
   fn handle_reader_submessage(&self, submessage: ReaderSubmessage) {
+    self.news.set(self.news.get() + 1);
     if self.dest_guid_prefix != self.own_guid_prefix && self.dest_guid_prefix != GuidPrefix::UNKNOWN
     {
       debug!(
