@@ -1573,10 +1573,18 @@ impl Writer {
           // This is to prevent empty "repair data" messages from being sent.
           if reader_proxy.all_acked_before > last_seq {
             reader_proxy.repair_mode = false;
-          } else {
+          } else if reader_proxy.first_unsent_change().is_some()
+            || !reader_proxy.get_pending_gap().is_empty()
+          {
             reader_proxy.repair_mode = true;
             start_repair = true;
           }
+          // convoy change 55: otherwise the reader acknowledged everything up
+          // to samples written since its ACKNACK left (a lockstep agent's
+          // state answered by the coordinator's ACKNACK riding on the next
+          // tick) and asked for nothing: no round, so no timer to wake for
+          // 5 ms later with nothing to send. A sample that is lost after all
+          // is NACKed after the next HEARTBEAT, as before.
         } // if have reader_proxy
 
         // Every Writer, built-in or user, answers after nack_response_delay
@@ -3849,6 +3857,28 @@ mod tests {
         .reader_events(StdDuration::from_millis(50))
         .iter()
         .any(|event| matches!(event, TimedEvent::SendRepairFrags { .. })));
+    }
+
+    // convoy change 55: an ACKNACK that acknowledges part of what was written
+    // and requests nothing starts no repair round.
+    #[test]
+    fn a_plain_acknowledgement_of_part_schedules_no_repair() {
+      let mut f = Fixture::user(5, 8, None);
+      f.writer.nack_response_delay = StdDuration::ZERO;
+      let ack_nack = AckNack {
+        reader_id: f.reader_guid.entity_id,
+        writer_id: f.writer.my_guid.entity_id,
+        reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(4)),
+        count: 1,
+      };
+      f.writer
+        .handle_ack_nack(f.reader_guid.prefix, &AckSubmessage::AckNack(ack_nack));
+      assert_eq!(f.unsent(), 0);
+      assert!(!f.reader_proxy().repair_mode);
+      assert!(f.next_repair_event(StdDuration::from_millis(50)).is_none());
+      // Asking for one is repaired as before.
+      f.ack_nack([4], 2);
+      assert_eq!(f.repair_round(), 1);
     }
 
     // A repeated ACKNACK count is a copy and changes nothing; a new count does.
