@@ -329,6 +329,12 @@ fn send<M: BenchPayload>(
             last_progress = Instant::now();
         }
     }
+    // A reliable writer's last samples may still be under repair (a lossy link, a loaded
+    // host): the reader is told the writer is done once they are acknowledged, so its grace
+    // period counts from delivery, not from the last write. Best-effort has nothing to wait for.
+    if !publisher.wait_for_acknowledgments(match_timeout) {
+        tracing::debug!("not every sample was acknowledged within {match_timeout:?}");
+    }
     let records = sink.finish(match_timeout)?;
     Ok((sent, (last_write - start).as_secs_f64(), records))
 }
