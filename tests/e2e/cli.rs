@@ -85,6 +85,18 @@ fn bad_input_gets_clear_errors() {
             "launch_typo.toml:3: unknown field `duraton`",
         ),
         (
+            "launch tests/fixtures/launch_no_agents_a_process.toml --check",
+            "launch_no_agents_a_process.toml:3: agents_per_process = 0: it must be at least 1",
+        ),
+        (
+            "run two_cars --agents-per-process 0",
+            "invalid value '0' for '--agents-per-process <N>'",
+        ),
+        (
+            "bench lockstep --agents 2 --agents-per-process 0",
+            "--agents-per-process 0 is out of range",
+        ),
+        (
             "qos show nodes/core/tests/qos_fixtures/unknown_policy.xml",
             "unknown_policy.xml:6: unknown policy 'deadlin'",
         ),

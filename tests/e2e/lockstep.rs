@@ -1,5 +1,5 @@
-//! Agents and coordinator as separate processes: lockstep determinism, peer vs relay, the
-//! state log's one line per agent per frame, async mode, late and dead agents, a coordinator
+//! Agents and coordinator as separate processes: lockstep determinism, peer vs relay, one
+//! process per agent vs several agents a process, the state log's one line per agent per frame, async mode, late and dead agents, a coordinator
 //! stopped for longer than the lease, a stopped KEEP_ALL reader of a state, crashes felt by both
 //! sides, world commands.
 
@@ -57,6 +57,85 @@ fn lockstep_runs_are_bit_identical_and_peer_equals_relay() {
     assert!(moved, "cars did not move");
     assert_same_states(&a, &b, "second peer run");
     assert_same_states(&a, &r, "relay run");
+}
+
+/// Agents that share a process (and its DDS participant) step exactly as agents with a process
+/// each: the same 16-car runs with 8 agents a process (peer: agents read the states of agents
+/// in their own participant and in the other) and all 16 in one (relay: one Tick datagram
+/// reaches them all) log the very states of one process per agent.
+#[test]
+fn agents_sharing_a_process_give_the_same_states() {
+    watchdog("grouped determinism", Duration::from_secs(600));
+    let frames = "300";
+    let scenario = "launch/scenarios/sixteen_cars.toml";
+    let alone = scratch("alone.jsonl");
+    let peer = scratch("grouped_peer.jsonl");
+    let relay = scratch("grouped_relay.jsonl");
+    run_scenario(
+        domain::LOCKSTEP_PEER_A,
+        scenario,
+        &["--frames", frames],
+        &alone,
+    );
+    let out = run_scenario(
+        domain::LOCKSTEP_GROUPED_PEER,
+        scenario,
+        &["--frames", frames, "--agents-per-process", "8"],
+        &peer,
+    );
+    assert!(out.contains("done: 300 frames"), "{out}");
+    // The launcher names each process by its agents.
+    assert!(out.contains("agents/car_00..car_07"), "{out}");
+    run_scenario(
+        domain::LOCKSTEP_GROUPED_RELAY,
+        scenario,
+        &[
+            "--frames",
+            frames,
+            "--exchange",
+            "relay",
+            "--agents-per-process",
+            "16",
+        ],
+        &relay,
+    );
+    let alone = read_state_log(&alone);
+    assert_eq!(alone.len(), 16 * 301, "states missing from the log");
+    assert_same_states(&alone, &read_state_log(&peer), "8 agents a process, peer");
+    assert_same_states(
+        &alone,
+        &read_state_log(&relay),
+        "16 agents a process, relay",
+    );
+}
+
+/// The agents of one process fail together: one that cannot start (an id the scenario lacks)
+/// stops the others, and the process exits with an error naming it. An id given twice is
+/// refused before anything starts.
+#[test]
+fn an_agent_that_fails_stops_the_others_of_its_process() {
+    watchdog("grouped failure", Duration::from_secs(120));
+    let scenario = three_cars("group_fails.toml");
+    let d = domain::LOCKSTEP_GROUP_FAILS;
+    let (ok, out, err) = run_with_timeout(
+        node_cmd("convoy-agent", &scenario, d).args(["--id", "a", "--id", "nosuch", "--id", "b"]),
+        Duration::from_secs(60),
+    );
+    assert!(!ok, "the process succeeded:\n{out}\n{err}");
+    assert!(
+        err.contains("agent nosuch:") && err.contains("no agent 'nosuch'"),
+        "the failed agent is not named:\n{out}\n{err}"
+    );
+    assert!(
+        !err.contains("agent a:") && !err.contains("agent b:"),
+        "the agents stopped by it are reported as failed:\n{err}"
+    );
+    let (ok, _, err) = run_with_timeout(
+        node_cmd("convoy-agent", &scenario, d).args(["--id", "a", "--id", "a"]),
+        Duration::from_secs(60),
+    );
+    assert!(!ok && err.contains("agent 'a' is given twice"), "{err}");
+    wait_nodes_gone(d, Duration::from_secs(10));
 }
 
 /// `--state-log` has one line per agent per frame, in either exchange. Agents write some states

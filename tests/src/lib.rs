@@ -100,6 +100,9 @@ pub mod domain {
     pub const ISOLATION_LONE: u32 = 90;
     pub const ISOLATION_SHARED: u32 = 91;
     pub const ISOLATION_DUPLICATE: u32 = 92;
+    pub const LOCKSTEP_GROUPED_PEER: u32 = 93;
+    pub const LOCKSTEP_GROUPED_RELAY: u32 = 94;
+    pub const LOCKSTEP_GROUP_FAILS: u32 = 95;
 }
 
 /// The repository root (this crate lives in `tests/`).

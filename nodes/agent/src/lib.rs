@@ -7,13 +7,15 @@
 //! - [`controller`]: built-in controllers (waypoint following) that produce [`Control`]s;
 //! - [`lockstep`]: what the agent does with each Tick (the frame logic);
 //! - [`node`]: the node: its DDS endpoints, and the listeners that step it in the receive
-//!   thread; [`outbox`]: writes that wait for the agent's own thread.
+//!   thread; [`outbox`]: writes that wait for the agent's own thread;
+//! - [`group`]: several agents in one process, each still a DDS node of its own.
 //!
 //! Everything here is deterministic: the same scenario, controls and zombie states give
 //! bit-identical states in every run and process (rapier with `enhanced-determinism`, zombies in
 //! agent-id order, no clocks, threads or randomness, transcendental functions from libm).
 
 pub mod controller;
+pub mod group;
 pub mod lockstep;
 pub mod node;
 pub mod outbox;

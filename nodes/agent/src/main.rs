@@ -1,11 +1,12 @@
-//! `convoy-agent`: parses arguments and runs one agent (see the library).
+//! `convoy-agent`: parses arguments and runs one agent, or several (see the library).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use convoy_agent::group::run_agents;
 use convoy_agent::lockstep::TestHooks;
-use convoy_agent::node::{run, AgentConfig};
+use convoy_agent::node::AgentConfig;
 use convoy_core::node::NodeArgs;
 
 #[derive(Debug, Parser)]
@@ -17,10 +18,11 @@ use convoy_core::node::NodeArgs;
 struct Args {
     #[command(flatten)]
     node: NodeArgs,
-    /// Which agent of the scenario this process is
-    #[arg(long)]
-    id: String,
-    /// Test hook: stall before writing this frame's state and FrameDone
+    /// Which agent of the scenario this process runs; repeat it to run several agents in this
+    /// process (each its own DDS node and participant, in a thread of its own)
+    #[arg(long, required = true)]
+    id: Vec<String>,
+    /// Test hook: stall before writing this frame's state and FrameDone (every agent here)
     #[arg(long, hide = true)]
     stall_at_frame: Option<u64>,
     /// Test hook: how long to stall, seconds
@@ -37,15 +39,21 @@ fn main() -> ExitCode {
         if !(0.0..=3600.0).contains(&args.stall_seconds) {
             anyhow::bail!("--stall-seconds {} is out of range", args.stall_seconds);
         }
-        let config = AgentConfig {
-            node: args.node,
-            agent_id: args.id,
-            hooks: TestHooks {
-                stall_at_frame: args.stall_at_frame,
-                stall_for: Duration::from_secs_f64(args.stall_seconds),
-                drop_state_at_frame: args.drop_state_at_frame,
-            },
+        let hooks = TestHooks {
+            stall_at_frame: args.stall_at_frame,
+            stall_for: Duration::from_secs_f64(args.stall_seconds),
+            drop_state_at_frame: args.drop_state_at_frame,
         };
-        run(config, stop).map_err(|e| anyhow::anyhow!("{e:#}"))
+        let configs = args
+            .id
+            .into_iter()
+            .map(|agent_id| AgentConfig {
+                node: args.node.clone(),
+                agent_id,
+                hooks: hooks.clone(),
+                participant: None,
+            })
+            .collect();
+        run_agents(configs, stop).map_err(|e| anyhow::anyhow!("{e:#}"))
     })
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
-use convoy_core::dds::{Listening, WaitSet};
+use convoy_core::dds::{Listening, Participant, WaitSet};
 use convoy_core::messages::AgentState;
 use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::scenario::{ClockMode, Exchange};
@@ -38,6 +38,9 @@ pub struct AgentConfig {
     pub node: NodeArgs,
     pub agent_id: String,
     pub hooks: TestHooks,
+    /// The DDS participant this agent shares with the other agents of its process (none: it
+    /// makes its own), see [`crate::group`].
+    pub participant: Option<Participant>,
 }
 
 pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
@@ -45,7 +48,12 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
         scenario,
         node,
         mut beacon,
-    } = NodeContext::start(&config.node, NodeId::agent(&config.agent_id))?;
+    } = match &config.participant {
+        Some(shared) => {
+            NodeContext::start_on(&config.node, NodeId::agent(&config.agent_id), shared)?
+        }
+        None => NodeContext::start(&config.node, NodeId::agent(&config.agent_id))?,
+    };
     let spec = scenario
         .agent(&config.agent_id)
         .ok_or_else(|| {

@@ -142,6 +142,11 @@ pub struct RunArgs {
     /// for before frame 0)
     #[arg(long, value_name = "FILE.mcap")]
     pub record: Option<PathBuf>,
+    /// Run this many agents in each agent process (default 1). Each agent is still a DDS
+    /// node of its own with its own participant; the agents of a process only share its
+    /// address space, which saves switching between processes on a host with few cores
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub agents_per_process: Option<u64>,
     /// Extra arguments for the coordinator (benchmarks)
     #[arg(skip)]
     pub coordinator_args: Vec<String>,
@@ -457,6 +462,10 @@ pub struct LockstepArgs {
     /// Frames per run
     #[arg(long, default_value_t = 2000)]
     pub frames: u64,
+    /// Agents in each agent process, comma separated: each value is measured (`convoy run
+    /// --agents-per-process`)
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub agents_per_process: Vec<u64>,
     /// Write the results as CSV
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -6,6 +6,7 @@
 //! scenario = "scenarios/two_cars.toml"   # relative to this file
 //! qos = "../qos/convoy.xml::convoy"      # optional; --qos overrides
 //! duration = 30.0                        # simulated seconds; optional
+//! agents_per_process = 1                 # optional; more: a host's agents share processes
 //!
 //! [hosts.a]
 //! address = "netns:convoy_a"            # "local", "netns:NAME" or "ssh://user@host"
@@ -93,6 +94,8 @@ pub struct RunSection {
     pub duration: Option<f64>,
     /// Frames to run; none: until Ctrl-C.
     pub frames: Option<u64>,
+    /// Agents that share one process on a host (default 1: a process per agent).
+    pub agents_per_process: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -213,6 +216,14 @@ impl LaunchFile {
                 return Err(invalid(
                     at("duration"),
                     format!("duration = {d} must be positive"),
+                ));
+            }
+        }
+        if let Some(k) = spec.run.agents_per_process {
+            if k == 0 {
+                return Err(invalid(
+                    at("agents_per_process"),
+                    "agents_per_process = 0: it must be at least 1".into(),
                 ));
             }
         }

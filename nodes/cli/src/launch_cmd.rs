@@ -26,6 +26,7 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
         mode: run.mode.map(|m| format!("{m:?}").to_lowercase()),
         exchange: run.exchange.map(|e| format!("{e:?}").to_lowercase()),
         state_log: args.state_log.clone(),
+        agents_per_process: run.agents_per_process,
         ..RunArgs::default()
     };
     let host_of = |node_id: &str| -> HostAddress {
@@ -51,8 +52,15 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
     Ok((run.domain, nodes))
 }
 
-/// The host name a node id runs on, as the launch file places it.
+/// The host name a node id runs on, as the launch file places it (for the process of several
+/// agents, `agents/FIRST..LAST`, where its first agent runs).
 fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
+    if let Some((first, _)) = node_id
+        .strip_prefix("agents/")
+        .and_then(|ids| ids.split_once(".."))
+    {
+        return host_name_of(launch, &NodeId::agent(first).to_string());
+    }
     let placed = match NodeId::parse_node(node_id) {
         Ok(NodeId::Agent(agent)) => {
             return launch

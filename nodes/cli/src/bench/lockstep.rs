@@ -77,6 +77,7 @@ const CSV_HEADER: &[&str] = &[
     "barrier_p50_us",
     "barrier_p99_us",
     "datagrams_per_frame",
+    "agents_per_process",
 ];
 
 /// The coordinator's RESULT line.
@@ -116,6 +117,12 @@ fn startup_timeout_s(agents: usize) -> u64 {
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()> {
     check_each("--agents", &args.agents, 1..=64, "agents per run")?;
+    check_each(
+        "--agents-per-process",
+        &args.agents_per_process,
+        1..=64,
+        "agents in a process",
+    )?;
     for e in &args.exchange {
         if e != "peer" && e != "relay" {
             bail!("--exchange '{e}': use peer and/or relay");
@@ -128,9 +135,10 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
     let stop = stop_flag()?;
     let mut rows = Vec::new();
     println!(
-        "{:>7} {:>9} {:>8} {:>10} {:>14} {:>14} {:>16}",
+        "{:>7} {:>9} {:>11} {:>8} {:>10} {:>14} {:>14} {:>16}",
         "agents",
         "exchange",
+        "agents/proc",
         "frames",
         "frames/s",
         "barrier p50 us",
@@ -140,68 +148,85 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
     for &n in &args.agents {
         let text = toml::to_string(&ring_scenario(n)).context("cannot write a scenario")?;
         let scenario = dir.write(&format!("bench_ring_{n}.toml"), text)?;
-        for exchange in &args.exchange {
-            // Only the lockstep is measured: no sensor nodes (and none waited for).
-            let run_args = RunArgs {
-                scenario: scenario.clone(),
-                frames: Some(args.frames),
-                mode: Some("sync".into()),
-                exchange: Some(exchange.clone()),
-                // Start-up (processes, discovery among them) grows with the graph: 64 agents
-                // on 2 cores take minutes to find each other.
-                coordinator_args: vec![
-                    "--result-line".into(),
-                    "--startup-timeout".into(),
-                    startup_timeout_s(n).to_string(),
-                ],
-                ..RunArgs::default()
+        for &per_process in &args.agents_per_process {
+            let grouped = if per_process > 1 {
+                format!(", {per_process} agents a process")
+            } else {
+                String::new()
             };
-            let nodes = scenario_nodes(domain, qos, &run_args, &ExtraNodes::default(), &|_| {
-                HostAddress::Local
-            })?;
-            let mut result = None;
-            let mut errors = Vec::new();
-            let outcome = run_until_done(&nodes, "coordinator", &stop, false, |l| {
-                if let Some(r) = parse_result(&l.line) {
-                    result = Some(r);
-                } else if l.line.contains("error") || l.line.contains("barrier:") {
-                    errors.push(format!("[{}] {}", l.node, l.line));
+            for exchange in &args.exchange {
+                // Only the lockstep is measured: no sensor nodes (and none waited for).
+                let run_args = RunArgs {
+                    scenario: scenario.clone(),
+                    frames: Some(args.frames),
+                    mode: Some("sync".into()),
+                    exchange: Some(exchange.clone()),
+                    // Start-up (processes, discovery among them) grows with the graph: 64 agents
+                    // on 2 cores take minutes to find each other.
+                    coordinator_args: vec![
+                        "--result-line".into(),
+                        "--startup-timeout".into(),
+                        startup_timeout_s(n).to_string(),
+                    ],
+                    agents_per_process: Some(per_process),
+                    ..RunArgs::default()
+                };
+                let nodes =
+                    scenario_nodes(domain, qos, &run_args, &ExtraNodes::default(), &|_| {
+                        HostAddress::Local
+                    })?;
+                let mut result = None;
+                let mut errors = Vec::new();
+                let outcome = run_until_done(&nodes, "coordinator", &stop, false, |l| {
+                    if let Some(r) = parse_result(&l.line) {
+                        result = Some(r);
+                    } else if l.line.contains("error") || l.line.contains("barrier:") {
+                        errors.push(format!("[{}] {}", l.node, l.line));
+                    }
+                });
+                if let Err(e) = outcome {
+                    bail!(
+                        "{n} agents, {exchange}{grouped}: {e:#}\n{}",
+                        errors.join("\n")
+                    );
                 }
-            });
-            if let Err(e) = outcome {
-                bail!("{n} agents, {exchange}: {e:#}\n{}", errors.join("\n"));
-            }
-            let Some(r) = result else {
-                bail!("{n} agents, {exchange}: no result\n{}", errors.join("\n"));
-            };
-            // Frames without them measure a smaller graph (64 agents on 2 cores once "ran"
-            // 400,000 frames/s with every agent gone during start-up).
-            if r.left > 0 {
-                bail!(
-                    "{n} agents, {exchange}: {} agent(s) left the run (their status lapsed), so \
-                     the frames did not measure {n} agents\n{}",
-                    r.left,
-                    errors.join("\n")
+                let Some(r) = result else {
+                    bail!(
+                        "{n} agents, {exchange}{grouped}: no result\n{}",
+                        errors.join("\n")
+                    );
+                };
+                // Frames without them measure a smaller graph (64 agents on 2 cores once "ran"
+                // 400,000 frames/s with every agent gone during start-up).
+                if r.left > 0 {
+                    bail!(
+                        "{n} agents, {exchange}{grouped}: {} agent(s) left the run (their status lapsed), so \
+                         the frames did not measure {n} agents\n{}",
+                        r.left,
+                        errors.join("\n")
+                    );
+                }
+                let datagrams = r
+                    .datagrams_per_frame
+                    .map_or_else(String::new, |d| format!("{d:.1}"));
+                println!(
+                    "{n:>7} {exchange:>9} {per_process:>11} {:>8} {:>10.1} {:>14.1} {:>14.1} \
+                     {datagrams:>16}",
+                    r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us
                 );
-            }
-            let datagrams = r
-                .datagrams_per_frame
-                .map_or_else(String::new, |d| format!("{d:.1}"));
-            println!(
-                "{n:>7} {exchange:>9} {:>8} {:>10.1} {:>14.1} {:>14.1} {datagrams:>16}",
-                r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us
-            );
-            rows.push(vec![
-                n.to_string(),
-                exchange.to_string(),
-                r.frames.to_string(),
-                format!("{:.1}", r.fps),
-                format!("{:.1}", r.barrier_p50_us),
-                format!("{:.1}", r.barrier_p99_us),
-                datagrams,
-            ]);
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                break;
+                rows.push(vec![
+                    n.to_string(),
+                    exchange.to_string(),
+                    r.frames.to_string(),
+                    format!("{:.1}", r.fps),
+                    format!("{:.1}", r.barrier_p50_us),
+                    format!("{:.1}", r.barrier_p99_us),
+                    datagrams,
+                    per_process.to_string(),
+                ]);
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
             }
         }
     }

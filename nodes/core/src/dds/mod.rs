@@ -1,8 +1,9 @@
 //! The one typed DDS layer: a node handle over a rustdds participant, typed publishers and
 //! subscribers built from a typed topic (name, message type, QoS class) and the run's QoS library.
 //!
-//! Layers, as in the DDS spec: [`Node`] is the domain participant (with one publisher and one
-//! subscriber entity), [`Publisher`] a data writer, [`Subscriber`] a data reader, [`discovery`]
+//! Layers, as in the DDS spec: [`Participant`] is the domain participant (with one publisher
+//! and one subscriber entity), [`Node`] a convoy node on one (a process's only node, or one of
+//! the agents that share it), [`Publisher`] a data writer, [`Subscriber`] a data reader, [`discovery`]
 //! the built-in topics. Policies rustdds accepts but does not enforce (deadline,
 //! time_based_filter, lifespan) are enforced here, in `enforced`.
 //!
@@ -13,6 +14,7 @@
 pub mod discovery;
 mod endpoint;
 pub(crate) mod enforced;
+mod node;
 mod publisher;
 pub mod run_scope;
 mod subscriber;
@@ -20,17 +22,15 @@ pub mod transport;
 mod waitset;
 pub mod wire;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustdds::{DomainParticipant, QosPolicies, TopicKind};
+use rustdds::DomainParticipant;
 
 use crate::messages::Message;
-use crate::qos::{QosError, QosSet};
-use crate::topics::{Topic, TopicClass};
+use crate::qos::QosError;
+use crate::topics::TopicClass;
 
-use endpoint::{Endpoint, Side};
+pub use node::{Node, Participant};
 pub use publisher::{PublishError, Publisher};
 /// Ends a [`WaitSet::wait`] from another thread ([`WaitSet::waker`]).
 pub use rustdds::mio1::Waker;
@@ -245,217 +245,6 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
         .map_err(|e| fail(&e))
 }
 
-/// One convoy node's presence on a DDS domain.
-#[derive(Clone)]
-pub struct Node {
-    inner: Arc<NodeInner>,
-}
-
-struct NodeInner {
-    participant: DomainParticipant,
-    publisher: rustdds::Publisher,
-    subscriber: rustdds::Subscriber,
-    node_id: String,
-    domain_id: u16,
-    qos: Arc<QosSet>,
-    topics: Mutex<HashMap<String, rustdds::Topic>>,
-}
-
-impl Node {
-    /// Joins `domain` as `node_id`, taking every endpoint's QoS from `qos`.
-    pub fn new(domain: u32, node_id: &str, qos: Arc<QosSet>) -> Result<Node, NodeError> {
-        let domain_id = check_domain_id(domain)?;
-        check_node_id(node_id)?;
-        let fail = |e: &dyn std::fmt::Display| NodeError::Participant {
-            domain,
-            reason: e.to_string(),
-        };
-        let participant = participant(domain, false)?;
-        let publisher = participant
-            .create_publisher(&QosPolicies::qos_none())
-            .map_err(|e| fail(&e))?;
-        let subscriber = participant
-            .create_subscriber(&QosPolicies::qos_none())
-            .map_err(|e| fail(&e))?;
-        Ok(Node {
-            inner: Arc::new(NodeInner {
-                participant,
-                publisher,
-                subscriber,
-                node_id: node_id.to_string(),
-                domain_id,
-                qos,
-                topics: Mutex::new(HashMap::new()),
-            }),
-        })
-    }
-
-    pub fn node_id(&self) -> &str {
-        &self.inner.node_id
-    }
-
-    pub fn domain_id(&self) -> u16 {
-        self.inner.domain_id
-    }
-
-    pub fn qos(&self) -> &QosSet {
-        &self.inner.qos
-    }
-
-    pub fn participant(&self) -> &DomainParticipant {
-        &self.inner.participant
-    }
-
-    /// Drops the remote participant that wrote with `writer` now, as if its DDS lease had
-    /// lapsed: for a node whose convoy status lease has lapsed (it died), so this node's
-    /// reliable writers stop waiting for acknowledgements from its readers at once rather
-    /// than for the rest of the participant lease. A node that is in fact alive is
-    /// rediscovered at its next announcement. Never forgets this node itself.
-    pub fn forget_participant_of(&self, writer: rustdds::GUID) {
-        let prefix = writer.prefix;
-        if prefix == rustdds::RTPSEntity::guid(&self.inner.participant).prefix {
-            return;
-        }
-        if let Err(e) = self.inner.participant.forget_participant(prefix) {
-            tracing::warn!("cannot drop the participant of a dead node: {e:?}");
-        }
-    }
-
-    /// A publisher on `topic` with the writer QoS of its class's profile.
-    pub fn publisher<M: Message>(&self, topic: &Topic<M>) -> Result<Publisher<M>, EndpointError> {
-        let (endpoint, dds_topic) = self.endpoint(topic, Side::Writer, None)?;
-        Publisher::create(endpoint, &self.inner.publisher, &dds_topic)
-    }
-
-    /// A subscriber on `topic` with the reader QoS of its class's profile. Refused where the
-    /// profile's writers of `topic` could never match it ([`QosSet::check_both_ends`]).
-    pub fn subscriber<M: Message>(&self, topic: &Topic<M>) -> Result<Subscriber<M>, EndpointError> {
-        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, None)?;
-        Subscriber::create(endpoint, &self.inner.subscriber, &dds_topic)
-    }
-
-    /// A subscriber as [`Node::subscriber`] whose KEEP_LAST history holds at least `depth`
-    /// samples per instance, its resource limits (and the topic's sample cache) raised to match:
-    /// for a reader that must not lose a burst its profile's depth would overwrite before it
-    /// takes them (a recorder: the clock keeps 1 tick, and a writer may write the next before
-    /// the recorder's thread ran).
-    pub fn deep_subscriber<M: Message>(
-        &self,
-        topic: &Topic<M>,
-        depth: u32,
-    ) -> Result<Subscriber<M>, EndpointError> {
-        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, Some(depth))?;
-        Subscriber::create(endpoint, &self.inner.subscriber, &dds_topic)
-    }
-
-    /// The writer or reader (`side`) QoS of `topic`'s profile (deepened to `depth`, when given),
-    /// its resource limits cut to one instance where the stream has one writer and no key, and
-    /// the rustdds topic.
-    fn endpoint<M: Message>(
-        &self,
-        topic: &Topic<M>,
-        side: Side,
-        depth: Option<u32>,
-    ) -> Result<(Endpoint, rustdds::Topic), EndpointError> {
-        if side == Side::Reader {
-            // Convoy writes every topic it reads, with this same QoS file (a run gives every
-            // node one library): a reader whose profile's writers could never match it would
-            // wait forever, so here is where a profile used for both ends is refused.
-            self.inner
-                .qos
-                .check_both_ends(topic.class(), topic.name())?;
-        }
-        let profile = self.inner.qos.for_class(topic.class())?;
-        let mut qos = match side {
-            Side::Writer => profile.writer_for(topic.name()),
-            Side::Reader => profile.reader_for(topic.name()),
-        }
-        .clone();
-        if let Some(depth) = depth {
-            qos = deepened(qos, depth);
-        }
-        if single_writer_stream::<M>(topic.class()) {
-            qos.resource_limits = qos.resource_limits.for_unkeyed();
-        }
-        let dds_topic = self.topic::<M>(topic.name(), topic.class(), depth)?;
-        let endpoint = Endpoint::new(side, &self.inner.participant, topic.name(), qos);
-        Ok((endpoint, dds_topic))
-    }
-
-    /// The rustdds topic for `name`, created once per node; created again (with its topic QoS
-    /// deepened) for a deep reader: rustdds then raises the topic's cache limits, never lowers
-    /// them.
-    fn topic<M: Message>(
-        &self,
-        name: &str,
-        class: TopicClass,
-        depth: Option<u32>,
-    ) -> Result<rustdds::Topic, EndpointError> {
-        let create_error = |reason: String| EndpointError::create::<M>(name, reason);
-        let mut topics = self
-            .inner
-            .topics
-            .lock()
-            .map_err(|_| create_error("topic table poisoned".into()))?;
-        if let Some(topic) = topics.get(name) {
-            use rustdds::TopicDescription;
-            if topic.get_type().name() != M::TYPE_NAME {
-                return Err(create_error(format!(
-                    "this node already uses the topic with type {}",
-                    topic.get_type().name()
-                )));
-            }
-            if depth.is_none() {
-                return Ok(topic.clone());
-            }
-        }
-        let mut topic_qos = self.inner.qos.for_class(class)?.topic.clone();
-        if let Some(depth) = depth {
-            topic_qos = deepened(topic_qos, depth);
-        }
-        if single_writer_stream::<M>(class) {
-            // rustdds sizes the topic's sample cache from the topic QoS (see for_unkeyed).
-            topic_qos.resource_limits = topic_qos.resource_limits.for_unkeyed();
-        }
-        let topic_qos = topic_qos.to_rustdds();
-        let kind = if M::KEYED {
-            TopicKind::WithKey
-        } else {
-            TopicKind::NoKey
-        };
-        let topic = self
-            .inner
-            .participant
-            .create_topic(name.to_string(), M::TYPE_NAME.to_string(), &topic_qos, kind)
-            .map_err(|e| create_error(e.to_string()))?;
-        topics.insert(name.to_string(), topic.clone());
-        Ok(topic)
-    }
-}
-
-/// `qos` with a KEEP_LAST history of at least `depth` and resource limits that hold it (each
-/// limit raised, never lowered; unlimited ones stay so). KEEP_ALL keeps everything already.
-fn deepened(mut qos: crate::qos::EndpointQos, depth: u32) -> crate::qos::EndpointQos {
-    use crate::qos::{History, DEFAULT_MAX_INSTANCES, LENGTH_UNLIMITED};
-    if let History::KeepLast(d) = qos.history {
-        qos.history = History::KeepLast(d.max(depth));
-    }
-    let depth = i32::try_from(depth).unwrap_or(i32::MAX);
-    let limits = &mut qos.resource_limits;
-    let raise = |limit: &mut i32, wanted: i32| {
-        if *limit != LENGTH_UNLIMITED && *limit < wanted {
-            *limit = wanted;
-        }
-    };
-    raise(&mut limits.max_samples_per_instance, depth);
-    let instances = match limits.max_instances {
-        LENGTH_UNLIMITED => DEFAULT_MAX_INSTANCES,
-        n => n.max(1),
-    };
-    raise(&mut limits.max_samples, depth.saturating_mul(instances));
-    qos
-}
-
 /// Polls `condition` until it holds or `timeout` passes: the bounded wait every discovery
 /// step uses. rustdds's match events are lossy (its status channel holds four events) and its
 /// matched-endpoint queries are unimplemented, so matching is observed by polling discovery.
@@ -474,7 +263,8 @@ pub(crate) fn poll_until(timeout: Duration, mut condition: impl FnMut() -> bool)
 
 #[cfg(test)]
 mod tests {
-    use super::{deepened, parse_udp_out_datagrams};
+    use super::node::deepened;
+    use super::parse_udp_out_datagrams;
     use crate::qos::{EndpointQos, History, ResourceLimits, KEEP_ALL_MAX_SAMPLES};
 
     #[test]

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::ConfigError;
-use crate::dds::{EndpointError, Node, NodeError};
+use crate::dds::{EndpointError, Node, NodeError, Participant};
 use crate::messages::NodeRole;
 use crate::qos::{QosError, QosSet};
 use crate::scenario::Scenario;
@@ -46,7 +46,18 @@ impl NodeContext {
     /// domain as `id` and starts the status beacon (sensor nodes: [`Self::start_sensor_node`]).
     pub fn start(args: &NodeArgs, id: NodeId) -> Result<NodeContext, StartError> {
         let role = id.role(SensorNodeRole::Main);
-        NodeContext::start_as(args, id, role)
+        NodeContext::start_as(args, id, role, None)
+    }
+
+    /// [`Self::start`] on `participant`, which other nodes of this process share (the agents
+    /// of one process, `convoy_agent::group`).
+    pub fn start_on(
+        args: &NodeArgs,
+        id: NodeId,
+        participant: &Participant,
+    ) -> Result<NodeContext, StartError> {
+        let role = id.role(SensorNodeRole::Main);
+        NodeContext::start_as(args, id, role, Some(participant))
     }
 
     /// [`Self::start`] for sensor node `name`, which announces its `role`.
@@ -55,17 +66,25 @@ impl NodeContext {
         name: &str,
         role: SensorNodeRole,
     ) -> Result<NodeContext, StartError> {
-        NodeContext::start_as(args, NodeId::sensor(name), role.into())
+        NodeContext::start_as(args, NodeId::sensor(name), role.into(), None)
     }
 
-    fn start_as(args: &NodeArgs, id: NodeId, role: NodeRole) -> Result<NodeContext, StartError> {
+    fn start_as(
+        args: &NodeArgs,
+        id: NodeId,
+        role: NodeRole,
+        participant: Option<&Participant>,
+    ) -> Result<NodeContext, StartError> {
         id.check()?;
         let scenario = load_scenario(args)?;
         let qos = Arc::new(match &args.qos {
             Some(spec) => QosSet::load(spec)?,
             None => QosSet::builtin(),
         });
-        let node = Node::new(args.domain, &id.to_string(), qos)?;
+        let node = match participant {
+            Some(shared) => Node::join(shared, &id.to_string(), qos)?,
+            None => Node::new(args.domain, &id.to_string(), qos)?,
+        };
         let mut beacon = StatusBeacon::new(&node, role)?;
         beacon.set_lease(Duration::from_secs_f64(scenario.scenario.lease));
         Ok(NodeContext {
