@@ -15,7 +15,7 @@ use convoy_tests::{
 
 const RESULTS_CSV: &str = "cell,repeat,bench,implementation,qos,link,rate_hz,size_bytes,agents,\
                            exchange,status,reason,p50_us,p90_us,p99_us,max_us,per_s,lost,\
-                           barrier_p50_us,barrier_p99_us,datagrams_per_frame";
+                           barrier_p50_us,barrier_p99_us,datagrams_per_frame,agents_per_process";
 const LIMIT: Duration = Duration::from_secs(240);
 
 fn qos(file: &str) -> String {
@@ -97,7 +97,8 @@ fn a_latency_sweep_writes_its_results_folder_and_records_failed_cells() {
     assert!(machine["cores"].as_u64().unwrap_or(0) >= 1, "{machine}");
 }
 
-/// A lockstep sweep: frames per second for each exchange, and its plot.
+/// A lockstep sweep: frames per second for each exchange, one agent a process and both in one,
+/// and its plot.
 #[test]
 fn a_lockstep_sweep_measures_each_exchange() {
     watchdog("experiment lockstep", LIMIT);
@@ -106,7 +107,8 @@ fn a_lockstep_sweep_measures_each_exchange() {
         &dir,
         "lockstep.toml",
         "[experiment]\nname = \"ls\"\nbench = \"lockstep\"\n\n[matrix]\nagents = [2]\n\
-         exchange = [\"peer\", \"relay\"]\n\n[lockstep]\nframes = 200\n",
+         exchange = [\"peer\", \"relay\"]\nagents_per_process = [1, 2]\n\n\
+         [lockstep]\nframes = 200\n",
     );
     let out_dir = dir.join("results");
     run_ok(
@@ -119,7 +121,9 @@ fn a_lockstep_sweep_measures_each_exchange() {
     );
     let (text, rows) = read_csv(&out_dir.join("results.csv"), RESULTS_CSV);
     let exchanges: Vec<&str> = rows.iter().map(|r| r[9].as_str()).collect();
-    assert_eq!(exchanges, ["peer", "relay"], "{text}");
+    assert_eq!(exchanges, ["peer", "relay", "peer", "relay"], "{text}");
+    let grouping: Vec<&str> = rows.iter().map(|r| r[21].as_str()).collect();
+    assert_eq!(grouping, ["1", "1", "2", "2"], "{text}");
     for row in &rows {
         assert_eq!(row[10], "ok", "{text}");
         assert_eq!(row[8], "2", "{text}");
@@ -163,6 +167,14 @@ fn bad_experiment_files_are_refused_with_file_and_line() {
             format!("{head}[matrix]\nsizes = [64]\nagents = [4]\n"),
             ":6:",
             "does not apply to bench = \"latency\"",
+        ),
+        (
+            "no_agents_a_process.toml",
+            "[experiment]\nname = \"bad\"\nbench = \"lockstep\"\n[matrix]\nagents = [4]\n\
+             exchange = [\"relay\"]\nagents_per_process = [0]\n"
+                .to_string(),
+            ":7:",
+            "agents_per_process 0 is out of range 1..=64",
         ),
     ];
     for (name, text, line, message) in cases {

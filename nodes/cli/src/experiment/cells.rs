@@ -30,6 +30,8 @@ pub struct Cell {
     pub size: usize,
     pub agents: usize,
     pub exchange: String,
+    /// Lockstep: agents in each agent process.
+    pub agents_per_process: u64,
 }
 
 impl Cell {
@@ -46,10 +48,15 @@ impl Cell {
                     .unwrap_or_default()
             ),
             Bench::Lockstep => format!(
-                "{}-{}-{}agents",
+                "{}-{}-{}agents{}",
                 slug(&self.qos_label),
                 self.exchange,
-                self.agents
+                self.agents,
+                if self.agents_per_process > 1 {
+                    format!("-{}aproc", self.agents_per_process)
+                } else {
+                    String::new()
+                }
             ),
         };
         format!("{:03}-{what}-r{}", self.index, self.repeat)
@@ -93,6 +100,7 @@ pub fn expand(exp: &Experiment) -> Vec<Cell> {
                 size: 0,
                 agents: 0,
                 exchange: String::new(),
+                agents_per_process: 1,
             };
             match exp.bench {
                 Bench::Latency => {
@@ -110,15 +118,18 @@ pub fn expand(exp: &Experiment) -> Vec<Cell> {
                     }
                 }
                 Bench::Lockstep => {
-                    for exchange in &exp.exchanges {
-                        for &agents in &exp.agents {
-                            for repeat in 1..=exp.repeats {
-                                push(Cell {
-                                    repeat,
-                                    agents,
-                                    exchange: exchange.clone(),
-                                    ..base.clone()
-                                });
+                    for &agents_per_process in &exp.agents_per_process {
+                        for exchange in &exp.exchanges {
+                            for &agents in &exp.agents {
+                                for repeat in 1..=exp.repeats {
+                                    push(Cell {
+                                        repeat,
+                                        agents,
+                                        exchange: exchange.clone(),
+                                        agents_per_process,
+                                        ..base.clone()
+                                    });
+                                }
                             }
                         }
                     }
@@ -189,6 +200,7 @@ pub fn command(
         Bench::Lockstep => ConvoyArgs::new(domain, cell.qos.as_ref(), &["bench", "lockstep"])
             .flag("--agents", cell.agents)
             .flag("--exchange", &cell.exchange)
+            .flag("--agents-per-process", cell.agents_per_process)
             .flag("--frames", exp.frames)
             .out(Some(&files.csv)),
     };

@@ -18,6 +18,7 @@
 //! links = ["clean", "wan"]     # latency: names of [links.*]; needs `hosts`
 //! agents = [4, 16]             # lockstep
 //! exchange = ["peer", "relay"] # lockstep
+//! agents_per_process = [1, 8]  # lockstep, optional (default [1]): agents in each agent process
 //!
 //! [latency]
 //! duration_s = 3
@@ -107,6 +108,8 @@ struct MatrixSpec {
     agents: Vec<usize>,
     #[serde(default)]
     exchange: Vec<String>,
+    #[serde(default)]
+    agents_per_process: Vec<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -173,6 +176,9 @@ pub struct Experiment {
     pub hosts: Option<PathBuf>,
     pub agents: Vec<usize>,
     pub exchanges: Vec<String>,
+    /// Agents in each agent process (`convoy bench lockstep --agents-per-process`); [1] when
+    /// the file gives none.
+    pub agents_per_process: Vec<u64>,
     pub duration_s: f64,
     pub loss_timeout_s: f64,
     pub ddsperf: bool,
@@ -233,6 +239,7 @@ impl Experiment {
             Bench::Latency => vec![
                 ("agents", !m.agents.is_empty()),
                 ("exchange", !m.exchange.is_empty()),
+                ("agents_per_process", !m.agents_per_process.is_empty()),
             ],
             Bench::Lockstep => vec![
                 ("sizes", !m.sizes.is_empty()),
@@ -367,6 +374,14 @@ impl Experiment {
                 ));
             }
         }
+        for k in &m.agents_per_process {
+            if !(1..=64).contains(k) {
+                return Err(invalid(
+                    "agents_per_process",
+                    format!("agents_per_process {k} is out of range 1..=64"),
+                ));
+            }
+        }
         for e in &m.exchange {
             if e != "peer" && e != "relay" {
                 return Err(invalid(
@@ -447,6 +462,11 @@ impl Experiment {
             hosts,
             agents: m.agents.clone(),
             exchanges: m.exchange.clone(),
+            agents_per_process: if m.agents_per_process.is_empty() {
+                vec![1]
+            } else {
+                m.agents_per_process.clone()
+            },
             duration_s: lat.duration_s,
             loss_timeout_s: lat.loss_timeout_s,
             ddsperf,

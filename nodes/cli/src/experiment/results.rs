@@ -29,6 +29,7 @@ pub const CSV_HEADER: &[&str] = &[
     "barrier_p50_us",
     "barrier_p99_us",
     "datagrams_per_frame",
+    "agents_per_process",
 ];
 
 /// One observation.
@@ -58,6 +59,8 @@ pub struct ResultRow {
     pub barrier_p50_us: f64,
     pub barrier_p99_us: f64,
     pub datagrams_per_frame: f64,
+    /// Lockstep: agents in each agent process (0 for latency rows).
+    pub agents_per_process: u64,
 }
 
 impl ResultRow {
@@ -85,6 +88,10 @@ impl ResultRow {
             barrier_p50_us: f64::NAN,
             barrier_p99_us: f64::NAN,
             datagrams_per_frame: f64::NAN,
+            agents_per_process: match exp.bench {
+                Bench::Latency => 0,
+                Bench::Lockstep => cell.agents_per_process,
+            },
         }
     }
 
@@ -178,6 +185,7 @@ impl ResultRow {
             num(self.barrier_p50_us),
             num(self.barrier_p99_us),
             num(self.datagrams_per_frame),
+            count(self.agents_per_process as usize),
         ]
     }
 
@@ -201,6 +209,10 @@ impl ResultRow {
                 }
                 s
             }
+            Bench::Lockstep if self.agents_per_process > 1 => format!(
+                "{} {}, {} agents a process",
+                self.exchange, self.qos, self.agents_per_process
+            ),
             Bench::Lockstep => format!("{} {}", self.exchange, self.qos),
         }
     }
