@@ -178,6 +178,9 @@ fn header_frame(line: &str) -> Option<u64> {
     v["header"]["frame"].as_u64()
 }
 
+/// Also the multi-host case of several agents a process: the 16 cars run as one agent process
+/// on each of hosts a and b, and the lockstep, the sensors on three hosts and the failover
+/// work as with a process per car.
 #[test]
 fn a_dead_client_sensor_nodes_sensors_move_to_the_main_and_resume() {
     let _machine = beside_others();
@@ -185,6 +188,15 @@ fn a_dead_client_sensor_nodes_sensors_move_to_the_main_and_resume() {
     let dir = scratch_dir("sensor_failover");
     let file = shipped_three_hosts(&dir);
     let d = domain::SENSOR_FAILOVER;
+    // The shipped file runs each host's eight cars in one agent process.
+    let plan = run_ok(
+        convoy().arg("launch").arg(&file).arg("--check"),
+        Duration::from_secs(30),
+    );
+    assert!(
+        plan.contains("agents/car_00..car_07 on a") && plan.contains("agents/car_08..car_15 on b"),
+        "{plan}"
+    );
     let _cleanup = Namespaces::up(&file);
 
     let (mut launch, lines) = launch_until_stopped(&file, "warn,rustdds=off");
