@@ -109,6 +109,44 @@ fn agents_sharing_a_process_give_the_same_states() {
     );
 }
 
+/// A process of two agents killed outright: both leave the run after their lease, the agent in
+/// a process of its own drops both zombies, and the lockstep goes on with it alone.
+#[test]
+fn a_killed_process_of_two_agents_leaves_the_run_with_both() {
+    watchdog("grouped kill", Duration::from_secs(300));
+    let scenario = three_cars("group_killed.toml");
+    let d = domain::LOCKSTEP_GROUP_KILLED;
+    let (coordinator, coord_lines) = start_coordinator(&scenario, d);
+    let mut a = start_agent(&scenario, d, "a", &[]);
+    let a_lines = a.all_lines();
+    let mut pair = start_agent(&scenario, d, "b", &["--id", "c"]);
+    let limit = Duration::from_secs(60);
+    wait_for_line(&coord_lines, limit, "progress with three agents", |l| {
+        progress_frame(l).is_some_and(|f| f > 30)
+    });
+    wait_for_line(&a_lines, limit, "b and c as a's zombies", |l| {
+        l.contains(r#"zombies now ["b", "c"]"#)
+    });
+    pair.kill_now();
+    let (mut b_left, mut c_left) = (false, false);
+    wait_for_line(&coord_lines, limit, "b and c leaving", |l| {
+        b_left |= l.contains("agent b left the run");
+        c_left |= l.contains("agent c left the run");
+        b_left && c_left
+    });
+    wait_for_line(&a_lines, limit, "a's zombies gone", |l| {
+        l.contains("zombies now []")
+    });
+    let mut frames_after = 0;
+    wait_for_line(&coord_lines, limit, "frames after b and c left", |l| {
+        frames_after += usize::from(l.starts_with("frame "));
+        frames_after >= 2
+    });
+    drop(coordinator);
+    drop(a);
+    wait_nodes_gone(d, Duration::from_secs(10));
+}
+
 /// The agents of one process fail together: one that cannot start (an id the scenario lacks)
 /// stops the others, and the process exits with an error naming it. An id given twice is
 /// refused before anything starts.

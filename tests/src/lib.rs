@@ -103,6 +103,7 @@ pub mod domain {
     pub const LOCKSTEP_GROUPED_PEER: u32 = 93;
     pub const LOCKSTEP_GROUPED_RELAY: u32 = 94;
     pub const LOCKSTEP_GROUP_FAILS: u32 = 95;
+    pub const LOCKSTEP_GROUP_KILLED: u32 = 96;
 }
 
 /// The repository root (this crate lives in `tests/`).
