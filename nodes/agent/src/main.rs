@@ -19,7 +19,7 @@ struct Args {
     #[command(flatten)]
     node: NodeArgs,
     /// Which agent of the scenario this process runs; repeat it to run several agents in this
-    /// process (each its own DDS node and participant, in a thread of its own)
+    /// process (each its own DDS node, on one DDS participant they share; they fail together)
     #[arg(long, required = true)]
     id: Vec<String>,
     /// Test hook: stall before writing this frame's state and FrameDone (every agent here)

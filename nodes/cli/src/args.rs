@@ -142,9 +142,10 @@ pub struct RunArgs {
     /// for before frame 0)
     #[arg(long, value_name = "FILE.mcap")]
     pub record: Option<PathBuf>,
-    /// Run this many agents in each agent process (default 1). Each agent is still a DDS
-    /// node of its own with its own participant; the agents of a process only share its
-    /// address space, which saves switching between processes on a host with few cores
+    /// Run up to this many agents of a host in each agent process (default 1). Each agent is
+    /// still a DDS node of its own (endpoints, state topic, status); the agents of a process
+    /// share one DDS participant and fail together. On a host with fewer cores than agents the
+    /// lockstep runs about twice as fast
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub agents_per_process: Option<u64>,
     /// Extra arguments for the coordinator (benchmarks)
