@@ -108,7 +108,9 @@ impl StatusBeacon {
         })
     }
 
-    /// Whether `writer` (of a status sample) is this node's own participant.
+    /// Whether `writer` (of a status sample) is on this node's participant: this node itself,
+    /// or an agent sharing its process (`convoy_agent::group`; the coordinator, which asks,
+    /// never shares its participant).
     pub fn is_own(&self, writer: &rustdds::GUID) -> bool {
         writer.prefix == rustdds::RTPSEntity::guid(self.node.participant()).prefix
     }
