@@ -86,15 +86,15 @@ fn bad_input_gets_clear_errors() {
         ),
         (
             "launch tests/fixtures/launch_no_agents_a_process.toml --check",
-            "launch_no_agents_a_process.toml:3: agents_per_process = 0: it must be at least 1",
+            "launch_no_agents_a_process.toml:3: '0': give a number of agents from 1 to 1024, or auto",
         ),
         (
             "run two_cars --agents-per-process 0",
-            "invalid value '0' for '--agents-per-process <N>'",
+            "'0': give a number of agents from 1 to 1024, or auto",
         ),
         (
-            "bench lockstep --agents 2 --agents-per-process 0",
-            "--agents-per-process 0 is out of range",
+            "bench lockstep --agents 2 --agents-per-process 65",
+            "--agents-per-process 65 is out of range",
         ),
         (
             "qos show nodes/core/tests/qos_fixtures/unknown_policy.xml",

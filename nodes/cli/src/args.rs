@@ -10,6 +10,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use convoy_core::dds::MAX_DOMAIN_ID;
 use convoy_core::qos::QosSpec;
 
+use crate::grouping::AgentsPerProcess;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "convoy",
@@ -142,12 +144,13 @@ pub struct RunArgs {
     /// for before frame 0)
     #[arg(long, value_name = "FILE.mcap")]
     pub record: Option<PathBuf>,
-    /// Run up to this many agents of a host in each agent process (default 1). Each agent is
+    /// Run up to N agents of a host in each agent process (default 1), or `auto`: a host's
+    /// agents spread evenly over as many processes as this machine has cores. Each agent is
     /// still a DDS node of its own (endpoints, state topic, status); the agents of a process
     /// share one DDS participant and fail together. On a host with fewer cores than agents the
     /// lockstep runs about twice as fast
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub agents_per_process: Option<u64>,
+    #[arg(long, value_name = "N|auto")]
+    pub agents_per_process: Option<AgentsPerProcess>,
     /// Extra arguments for the coordinator (benchmarks)
     #[arg(skip)]
     pub coordinator_args: Vec<String>,
@@ -463,10 +466,15 @@ pub struct LockstepArgs {
     /// Frames per run
     #[arg(long, default_value_t = 2000)]
     pub frames: u64,
-    /// Agents in each agent process, comma separated: each value is measured (`convoy run
-    /// --agents-per-process`)
-    #[arg(long, value_delimiter = ',', default_value = "1")]
-    pub agents_per_process: Vec<u64>,
+    /// Agents in each agent process, comma separated (numbers or auto): each value is measured
+    /// (`convoy run --agents-per-process`)
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1",
+        value_name = "N|auto"
+    )]
+    pub agents_per_process: Vec<AgentsPerProcess>,
     /// Write the results as CSV
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -6,7 +6,7 @@
 //! scenario = "scenarios/two_cars.toml"   # relative to this file
 //! qos = "../qos/convoy.xml::convoy"      # optional; --qos overrides
 //! duration = 30.0                        # simulated seconds; optional
-//! agents_per_process = 1                 # optional; more: a host's agents share processes
+//! agents_per_process = 1                 # optional; N or "auto": a host's agents share processes
 //!
 //! [hosts.a]
 //! address = "netns:convoy_a"            # "local", "netns:NAME" or "ssh://user@host"
@@ -59,6 +59,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use convoy_core::config;
+
+use crate::grouping::AgentsPerProcess;
 use convoy_core::node::SensorNodeRole;
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{ClockMode, Exchange, Scenario};
@@ -94,8 +96,9 @@ pub struct RunSection {
     pub duration: Option<f64>,
     /// Frames to run; none: until Ctrl-C.
     pub frames: Option<u64>,
-    /// Agents that share one process on a host (default 1: a process per agent).
-    pub agents_per_process: Option<u64>,
+    /// Agents that share one process on a host: a number (default 1, a process per agent) or
+    /// "auto".
+    pub agents_per_process: Option<AgentsPerProcess>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -216,14 +219,6 @@ impl LaunchFile {
                 return Err(invalid(
                     at("duration"),
                     format!("duration = {d} must be positive"),
-                ));
-            }
-        }
-        if let Some(k) = spec.run.agents_per_process {
-            if k == 0 {
-                return Err(invalid(
-                    at("agents_per_process"),
-                    "agents_per_process = 0: it must be at least 1".into(),
                 ));
             }
         }

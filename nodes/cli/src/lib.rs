@@ -5,6 +5,7 @@ pub mod assignments_cmd;
 pub mod bench;
 pub mod experiment;
 pub mod graph;
+pub mod grouping;
 pub mod host;
 pub mod launch;
 pub mod launch_cmd;

@@ -17,6 +17,7 @@ use convoy_core::scenario::{resolve_path, Scenario};
 
 use crate::args::RunArgs;
 use crate::graph::{run_until_done, sibling_binary, NodeProcess};
+use crate::grouping::{agent_process_id, agents_by_host, cores};
 use crate::process::stop_flag;
 
 /// Wraps a program and its arguments so that it runs on `host`.
@@ -94,33 +95,6 @@ pub struct ExtraNodes {
     pub views: Vec<ViewNodeLaunch>,
 }
 
-/// The agents of `ids` (in id order) grouped by the host each is placed on, hosts in the order
-/// of their first agent.
-fn agents_by_host(
-    ids: &[String],
-    host_of: &dyn Fn(&str) -> HostAddress,
-) -> Vec<(HostAddress, Vec<String>)> {
-    let mut hosts: Vec<(HostAddress, Vec<String>)> = Vec::new();
-    for id in ids {
-        let host = host_of(&NodeId::agent(id).to_string());
-        match hosts.iter_mut().find(|(h, _)| *h == host) {
-            Some((_, on_host)) => on_host.push(id.clone()),
-            None => hosts.push((host, vec![id.clone()])),
-        }
-    }
-    hosts
-}
-
-/// What the launcher calls the process of `ids` in its log lines and reports: the agent's node
-/// id for one agent, `agents/FIRST..LAST` for several.
-pub fn agent_process_id(ids: &[String]) -> String {
-    match ids {
-        [one] => NodeId::agent(one).to_string(),
-        [first, .., last] => format!("agents/{first}..{last}"),
-        [] => "agents/none".into(),
-    }
-}
-
 /// The node processes of a scenario run: the coordinator, the agents in id order, the sensor
 /// nodes, the bridges, the recorders, then the live views, each placed on the host `host_of(node id)` says.
 pub fn scenario_nodes(
@@ -192,9 +166,9 @@ pub fn scenario_nodes(
         all
     };
     let agent_bin = sibling_binary("convoy-agent")?;
-    let per_process = args.agents_per_process.unwrap_or(1).max(1) as usize;
+    let grouping = args.agents_per_process.unwrap_or_default();
     for (host, ids) in agents_by_host(&scenario.agent_ids(), host_of) {
-        for ids in ids.chunks(per_process) {
+        for ids in ids.chunks(grouping.for_host(ids.len(), cores())) {
             let own = ids
                 .iter()
                 .flat_map(|id| ["--id".into(), id.clone()])
@@ -333,34 +307,4 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
     );
     let stop = stop_flag()?;
     run_until_done(&nodes, "coordinator", &stop, true, |_| {})
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn agents_group_by_host_in_id_order() {
-        let ids: Vec<String> = ["a1", "a2", "b1", "a3"].map(String::from).to_vec();
-        let host_of = |node: &str| {
-            if node.starts_with("agent/b") {
-                HostAddress::Netns("b".into())
-            } else {
-                HostAddress::Local
-            }
-        };
-        let grouped = agents_by_host(&ids, &host_of);
-        assert_eq!(
-            grouped,
-            vec![
-                (
-                    HostAddress::Local,
-                    vec!["a1".into(), "a2".into(), "a3".into()]
-                ),
-                (HostAddress::Netns("b".into()), vec!["b1".into()]),
-            ]
-        );
-        assert_eq!(agent_process_id(&grouped[0].1[..2]), "agents/a1..a2");
-        assert_eq!(agent_process_id(&grouped[1].1), "agent/b1");
-    }
 }

@@ -14,8 +14,9 @@ use convoy_core::scenario::{
 };
 
 use super::{write_csv, ScratchDir};
-use crate::args::{check_each, LockstepArgs, RunArgs};
+use crate::args::{check_each, check_range, LockstepArgs, RunArgs};
 use crate::graph::run_until_done;
+use crate::grouping::AgentsPerProcess;
 use crate::process::stop_flag;
 use crate::run_cmd::{scenario_nodes, ExtraNodes};
 
@@ -117,12 +118,11 @@ fn startup_timeout_s(agents: usize) -> u64 {
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()> {
     check_each("--agents", &args.agents, 1..=64, "agents per run")?;
-    check_each(
-        "--agents-per-process",
-        &args.agents_per_process,
-        1..=64,
-        "agents in a process",
-    )?;
+    for k in &args.agents_per_process {
+        if let AgentsPerProcess::Count(k) = k {
+            check_range("--agents-per-process", *k, 1..=64, "agents in a process")?;
+        }
+    }
     for e in &args.exchange {
         if e != "peer" && e != "relay" {
             bail!("--exchange '{e}': use peer and/or relay");
@@ -149,10 +149,10 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
         let text = toml::to_string(&ring_scenario(n)).context("cannot write a scenario")?;
         let scenario = dir.write(&format!("bench_ring_{n}.toml"), text)?;
         for &per_process in &args.agents_per_process {
-            let grouped = if per_process > 1 {
-                format!(", {per_process} agents a process")
-            } else {
+            let grouped = if per_process == AgentsPerProcess::Count(1) {
                 String::new()
+            } else {
+                format!(", {per_process} agents a process")
             };
             for exchange in &args.exchange {
                 // Only the lockstep is measured: no sensor nodes (and none waited for).
