@@ -118,6 +118,13 @@ pub fn agent_process_id(ids: &[String]) -> String {
     }
 }
 
+/// The first agent of a process named by [`agent_process_id`] for several agents (`None` for
+/// any other node id, a single agent's included: that one is the agent's node id).
+pub fn first_agent_of_process(process_id: &str) -> Option<&str> {
+    let (first, _) = process_id.strip_prefix("agents/")?.split_once("..")?;
+    Some(first)
+}
+
 /// This machine's cores, for `auto`.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -150,6 +157,9 @@ mod tests {
         );
         assert_eq!(agent_process_id(&grouped[0].1[..2]), "agents/a1..a2");
         assert_eq!(agent_process_id(&grouped[1].1), "agent/b1");
+        let process = agent_process_id(&grouped[0].1);
+        assert_eq!(first_agent_of_process(&process), Some("a1"));
+        assert_eq!(first_agent_of_process("agent/b1"), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use convoy_core::qos::QosSpec;
 
 use crate::args::{LaunchArgs, RunArgs};
 use crate::graph::{run_until_done, NodeProcess};
+use crate::grouping::first_agent_of_process;
 use crate::process::{run, stop_flag};
 use crate::run_cmd::{scenario_nodes, ExtraNodes};
 
@@ -55,10 +56,7 @@ pub fn plan(launch: &LaunchFile, args: &LaunchArgs) -> Result<(u32, Vec<NodeProc
 /// The host name a node id runs on, as the launch file places it (for the process of several
 /// agents, `agents/FIRST..LAST`, where its first agent runs).
 fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
-    if let Some((first, _)) = node_id
-        .strip_prefix("agents/")
-        .and_then(|ids| ids.split_once(".."))
-    {
+    if let Some(first) = first_agent_of_process(node_id) {
         return host_name_of(launch, &NodeId::agent(first).to_string());
     }
     let placed = match NodeId::parse_node(node_id) {
