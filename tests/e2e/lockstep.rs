@@ -72,7 +72,7 @@ fn agents_sharing_a_process_give_the_same_states() {
     let peer = scratch("grouped_peer.jsonl");
     let relay = scratch("grouped_relay.jsonl");
     run_scenario(
-        domain::LOCKSTEP_PEER_A,
+        domain::LOCKSTEP_GROUPED_ALONE,
         scenario,
         &["--frames", frames],
         &alone,

@@ -104,6 +104,7 @@ pub mod domain {
     pub const LOCKSTEP_GROUPED_RELAY: u32 = 94;
     pub const LOCKSTEP_GROUP_FAILS: u32 = 95;
     pub const LOCKSTEP_GROUP_KILLED: u32 = 96;
+    pub const LOCKSTEP_GROUPED_ALONE: u32 = 97;
 }
 
 /// The repository root (this crate lives in `tests/`).
