@@ -137,11 +137,7 @@ fn a_killed_process_of_two_agents_leaves_the_run_with_both() {
     wait_for_line(&a_lines, limit, "a's zombies gone", |l| {
         l.contains("zombies now []")
     });
-    let mut frames_after = 0;
-    wait_for_line(&coord_lines, limit, "frames after b and c left", |l| {
-        frames_after += usize::from(l.starts_with("frame "));
-        frames_after >= 2
-    });
+    wait_for_frames(&coord_lines, limit, 2, "frames after b and c left");
     drop(coordinator);
     drop(a);
     wait_nodes_gone(d, Duration::from_secs(10));
@@ -251,6 +247,15 @@ fn start_coordinator(scenario: &Path, d: u32) -> (ChildGuard, Receiver<String>) 
     (coordinator, lines)
 }
 
+/// Waits until the coordinator has printed `count` more frame lines: the run goes on.
+fn wait_for_frames(coord_lines: &Receiver<String>, limit: Duration, count: usize, what: &str) {
+    let mut frames = 0;
+    wait_for_line(coord_lines, limit, what, |l| {
+        frames += usize::from(l.starts_with("frame "));
+        frames >= count
+    });
+}
+
 /// Agent `id` of `scenario`, with further options `args`.
 fn start_agent(scenario: &Path, d: u32, id: &str, args: &[&str]) -> ChildGuard {
     let mut cmd = node_cmd("convoy-agent", scenario, d);
@@ -286,11 +291,7 @@ fn a_late_agent_is_named_and_a_dead_agent_leaves_the_barrier() {
         l.contains("zombies now") && l.contains("\"b\"") && !l.contains("\"c\"")
     });
     // The run goes on without c.
-    let mut frames_after = 0;
-    wait_for_line(&coord_lines, limit, "frames after c left", |l| {
-        frames_after += usize::from(l.starts_with("frame "));
-        frames_after >= 2
-    });
+    wait_for_frames(&coord_lines, limit, 2, "frames after c left");
     drop(coordinator);
     drop(a);
     drop(b);

@@ -59,12 +59,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use convoy_core::config;
-
-use crate::grouping::AgentsPerProcess;
 use convoy_core::node::SensorNodeRole;
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{ClockMode, Exchange, Scenario};
 
+use crate::grouping::AgentsPerProcess;
 pub use crate::host::HostAddress;
 pub use crate::launch_nodes::{
     parse_bind, BridgeNodeLaunch, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
