@@ -402,14 +402,17 @@ impl DomainParticipantBuilder {
     // * Participant commands Discovery to assert liveness, i.e. send liveness
     // message to remote participants.
     // * Discovery commands Discovery (thread) to terminate on exit.
-    // Capacity 1024 absorbs a few hundred endpoints created while Discovery is
-    // busy, including while it blocks on the 32-slot notification channel back
-    // to the event loop. Each create_datareader / create_datawriter enqueues
-    // AddTopic plus AddLocalReader or AddLocalWriter, and try_send drops a
-    // command that does not fit, so Discovery never announces that endpoint.
-    // A still larger burst is dropped.
+    // Unbounded (convoy change 56): each create_datareader / create_datawriter
+    // enqueues AddTopic plus AddLocalReader or AddLocalWriter, and a command
+    // that did not fit a bounded queue was dropped, so Discovery never
+    // announced that endpoint. An application creating thousands of endpoints
+    // at once (64 agents in two processes, each reading every agent's state)
+    // lost some that way and never matched them. A blocking send is no way
+    // out: Discovery can block on the 32-slot notification channel to the
+    // event loop, which sends here. The commands are small and their number is
+    // bounded by the endpoints created.
     let (discovery_command_sender, discovery_command_receiver) =
-      wake_channel::<DiscoveryCommand>(1024, &discovery_waker);
+      wake_channel_unbounded::<DiscoveryCommand>(&discovery_waker);
 
     // Built-in discovery readers report new samples here. The token says which
     // reader. User readers do not use this queue.
@@ -1087,7 +1090,7 @@ impl RTPSEntity for DomainParticipantWeak {
 pub(crate) struct DomainParticipantDisc {
   dpi: DomainParticipantInner,
   // Discovery control
-  discovery_command_sender: WakeSender<DiscoveryCommand>,
+  discovery_command_sender: WakeUnboundedSender<DiscoveryCommand>,
   discovery_join_handle: std::sync::mpsc::Receiver<JoinHandle<()>>,
   // This allows deterministic generation of EntityIds for DataReader, DataWriter, etc.
   entity_id_generator: atomic::AtomicU32,
@@ -1101,7 +1104,7 @@ impl DomainParticipantDisc {
     qos_policies: QosPolicies,
     discovery_join_handle: std::sync::mpsc::Receiver<JoinHandle<()>>,
     discovery_update_notification_receiver: WakeReceiver<DiscoveryNotificationType>,
-    discovery_command_sender: WakeSender<DiscoveryCommand>,
+    discovery_command_sender: WakeUnboundedSender<DiscoveryCommand>,
     spdp_liveness_sender: WakeSender<GuidPrefix>,
     status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
     status_receiver: StatusChannelReceiver<DomainParticipantStatusEvent>,
@@ -1385,7 +1388,7 @@ impl DomainParticipantInner {
     participant_guid: GUID,
     _qos_policies: QosPolicies,
     discovery_update_notification_receiver: WakeReceiver<DiscoveryNotificationType>,
-    discovery_command_sender: WakeSender<DiscoveryCommand>,
+    discovery_command_sender: WakeUnboundedSender<DiscoveryCommand>,
     spdp_liveness_sender: WakeSender<GuidPrefix>,
     status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
     status_receiver: StatusChannelReceiver<DomainParticipantStatusEvent>,
@@ -1679,7 +1682,7 @@ impl DomainParticipantInner {
     &self,
     domain_participant: &DomainParticipantWeak,
     qos: &QosPolicies,
-    discovery_command: WakeSender<DiscoveryCommand>,
+    discovery_command: WakeUnboundedSender<DiscoveryCommand>,
   ) -> CreateResult<Publisher> {
     Ok(Publisher::new(
       domain_participant.clone(),
@@ -1698,7 +1701,7 @@ impl DomainParticipantInner {
     &self,
     domain_participant: &DomainParticipantWeak,
     qos: &QosPolicies,
-    discovery_command: WakeSender<DiscoveryCommand>,
+    discovery_command: WakeUnboundedSender<DiscoveryCommand>,
   ) -> CreateResult<Subscriber> {
     Ok(Subscriber::new(
       domain_participant.clone(),

@@ -32,7 +32,7 @@ use crate::{
     discovery::DiscoveryCommand, discovery_db::DiscoveryDB, sedp_messages::DiscoveredWriterData,
   },
   mio_source,
-  polling::{wake_channel, BoundSender, Doorbell, ReadySender, WakeSender},
+  polling::{wake_channel, BoundSender, Doorbell, ReadySender, WakeSender, WakeUnboundedSender},
   rtps::{
     constant::DEFAULT_WRITER_MAX_SAMPLES, reader::ReaderIngredients, writer::WriterIngredients,
     writer_send_buffer::WriterSendBuffer,
@@ -56,6 +56,10 @@ use crate::{
 use crate::no_security::{security_plugins::SecurityPluginsHandle, EndpointSecurityInfo};
 
 // -------------------------------------------------------------------
+
+// How long creating a reader waits for the participant's event loop to take
+// it when the queue of readers to add is full.
+const ADD_READER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// DDS Publisher
 ///
@@ -105,7 +109,7 @@ impl Publisher {
     default_dw_qos: QosPolicies,
     add_writer_sender: WakeSender<WriterIngredients>,
     remove_writer_sender: WakeSender<GUID>,
-    discovery_command: WakeSender<DiscoveryCommand>,
+    discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
     writer_ready: ReadySender<EntityId>,
   ) -> Self {
@@ -429,7 +433,7 @@ struct InnerPublisher {
   default_datawriter_qos: QosPolicies, // used when creating a new DataWriter
   add_writer_sender: WakeSender<WriterIngredients>,
   remove_writer_sender: WakeSender<GUID>,
-  discovery_command: WakeSender<DiscoveryCommand>,
+  discovery_command: WakeUnboundedSender<DiscoveryCommand>,
   security_plugins_handle: Option<SecurityPluginsHandle>,
   writer_ready: ReadySender<EntityId>,
 }
@@ -444,7 +448,7 @@ impl InnerPublisher {
     default_dw_qos: QosPolicies,
     add_writer_sender: WakeSender<WriterIngredients>,
     remove_writer_sender: WakeSender<GUID>,
-    discovery_command: WakeSender<DiscoveryCommand>,
+    discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     writer_ready: ReadySender<EntityId>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
   ) -> Self {
@@ -851,7 +855,7 @@ impl Subscriber {
     qos: QosPolicies,
     sender_add_reader: WakeSender<ReaderIngredients>,
     sender_remove_reader: WakeSender<GUID>,
-    discovery_command: WakeSender<DiscoveryCommand>,
+    discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
     reader_ready: ReadySender<EntityId>,
     discovery_samples: ReadySender<mio1::Token>,
@@ -1082,7 +1086,7 @@ pub struct InnerSubscriber {
   qos: QosPolicies,
   sender_add_reader: WakeSender<ReaderIngredients>,
   sender_remove_reader: WakeSender<GUID>,
-  discovery_command: WakeSender<DiscoveryCommand>,
+  discovery_command: WakeUnboundedSender<DiscoveryCommand>,
   security_plugins_handle: Option<SecurityPluginsHandle>,
   reader_ready: ReadySender<EntityId>,
   discovery_samples: ReadySender<mio1::Token>,
@@ -1096,7 +1100,7 @@ impl InnerSubscriber {
     qos: QosPolicies,
     sender_add_reader: WakeSender<ReaderIngredients>,
     sender_remove_reader: WakeSender<GUID>,
-    discovery_command: WakeSender<DiscoveryCommand>,
+    discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
     reader_ready: ReadySender<EntityId>,
     discovery_samples: ReadySender<mio1::Token>,
@@ -1345,11 +1349,23 @@ impl InnerSubscriber {
     )?;
 
     // Send reader ingredients to DP event loop, where the actual reader will be
-    // constructed
+    // constructed. The queue is bounded and many threads may create readers at
+    // once (an application with dozens of agents in one process creates
+    // thousands), so a full queue is waited out while the event loop drains
+    // it. Not a blocking send: a reader created from a listener runs in the
+    // event loop itself, which would then wait on itself for ever.
     self
       .sender_add_reader
-      .try_send(new_reader)
-      .or_else(|e| create_error_poisoned!("Cannot add DataReader. Error: {}", e))?;
+      .try_send_timeout(new_reader, ADD_READER_TIMEOUT)
+      .or_else(|e| match e {
+        TrySendError::Full(_) => create_error_poisoned!(
+          "Cannot add DataReader: the participant's event loop took no new reader within {:?}",
+          ADD_READER_TIMEOUT
+        ),
+        TrySendError::Disconnected(_) => {
+          create_error_poisoned!("Cannot add DataReader: the participant's event loop is gone")
+        }
+      })?;
 
     // Return the DataReader to user
     Ok(datareader)

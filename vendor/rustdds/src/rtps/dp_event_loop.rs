@@ -32,7 +32,7 @@ use crate::{
   },
   polling::{
     new_shared_timer, timeout_until, wake_channel, LoopWaker, ReadyReceiver, SharedTimer,
-    WakeReceiver, WakeSender,
+    WakeReceiver, WakeSender, WakeUnboundedSender,
   },
   //qos::HasQoSPolicy,
   rtps::{
@@ -145,7 +145,7 @@ pub struct DPEventLoop {
   participant_status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
 
   discovery_update_notification_receiver: WakeReceiver<DiscoveryNotificationType>,
-  discovery_command_sender: WakeSender<DiscoveryCommand>,
+  discovery_command_sender: WakeUnboundedSender<DiscoveryCommand>,
 
   // Same-host loopback feature (participant-builder `same_host_loopback` knob):
   // when true, the SPDP writer announces to the localhost peers and writers may
@@ -244,7 +244,7 @@ impl DPEventLoop {
     remove_writer_receiver: TokenReceiverPair<GUID>,
     stop_poll_receiver: WakeReceiver<EventLoopCommand>,
     discovery_update_notification_receiver: WakeReceiver<DiscoveryNotificationType>,
-    discovery_command_sender: WakeSender<DiscoveryCommand>,
+    discovery_command_sender: WakeUnboundedSender<DiscoveryCommand>,
     spdp_liveness_sender: WakeSender<GuidPrefix>,
     participant_status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
     security_plugins_opt: Option<SecurityPluginsHandle>,
@@ -1639,7 +1639,7 @@ mod tests {
       wake_channel(8, &waker);
     let discovery_waker = LoopWaker::new();
     let (discovery_command_sender, _discovery_command_receiver) =
-      wake_channel::<DiscoveryCommand>(64, &discovery_waker);
+      wake_channel_unbounded::<DiscoveryCommand>(&discovery_waker);
     let (spdp_liveness_sender, _spdp_liveness_receiver) = wake_channel(8, &discovery_waker);
     let (_reader_ready_tx, reader_ready) = ready_channel(&waker);
     let (_writer_ready_tx, writer_ready) = ready_channel(&waker);

@@ -24,7 +24,7 @@ use crate::{
   },
   discovery::{discovery::DiscoveryCommand, sedp_messages::SubscriptionBuiltinTopicData},
   messages::submessages::elements::serialized_payload::SerializedPayload,
-  polling::{Doorbell, WakeSender},
+  polling::{Doorbell, WakeUnboundedSender},
   rtps::{
     fast_push::FastPushOutcome,
     writer_send_buffer::{Admission, WriterSendBuffer},
@@ -203,7 +203,7 @@ pub struct DataWriter<D: Keyed, SA: SerializerAdapter<D> = CDRSerializerAdapter<
   send_buffer: WriterSendBuffer,
   /// Rung after a successful admission so the event loop wakes and transmits.
   doorbell: Doorbell,
-  discovery_command: WakeSender<DiscoveryCommand>,
+  discovery_command: WakeUnboundedSender<DiscoveryCommand>,
   status_receiver: StatusChannelReceiver<DataWriterStatus>,
 }
 
@@ -244,7 +244,7 @@ where
     guid: GUID,
     send_buffer: WriterSendBuffer,
     doorbell: Doorbell,
-    discovery_command: WakeSender<DiscoveryCommand>,
+    discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     status_receiver: StatusChannelReceiver<DataWriterStatus>,
   ) -> CreateResult<Self> {
     if let Some(lv) = qos.liveliness {

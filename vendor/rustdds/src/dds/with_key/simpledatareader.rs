@@ -27,7 +27,7 @@ use crate::{
   },
   discovery::discovery::DiscoveryCommand,
   mio_source::PollEventSource,
-  polling::{BoundSender, WakeSender},
+  polling::{BoundSender, WakeUnboundedSender},
   serialization::CDRDeserializerAdapter,
   structure::{
     cache_change::CacheChange,
@@ -124,7 +124,7 @@ pub struct SimpleDataReader<D: Keyed, DA: DeserializerAdapter<D> = CDRDeserializ
 
   deserializer_type: PhantomData<DA>, // This is to provide use for DA
 
-  discovery_command: WakeSender<DiscoveryCommand>,
+  discovery_command: WakeUnboundedSender<DiscoveryCommand>,
   status_receiver: StatusChannelReceiver<DataReaderStatus>,
 
   #[allow(dead_code)] // TODO: This is currently unused, because we do not implement
@@ -175,7 +175,7 @@ where
     // Each notification sent to this channel must be try_recv'd
     notification_receiver: crate::mio_source::NotificationReceiver,
     topic_cache: Arc<Mutex<TopicCache>>,
-    discovery_command: WakeSender<DiscoveryCommand>,
+    discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     status_receiver: StatusChannelReceiver<DataReaderStatus>,
     reader_command: BoundSender<ReaderCommand>,
     data_reader_waker: Arc<Mutex<Option<Waker>>>,
