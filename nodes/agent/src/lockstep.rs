@@ -11,10 +11,11 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use convoy_core::dds::Subscriber;
+use convoy_core::dds::{ReaderStats, Subscriber};
 use convoy_core::messages::{
     AgentState, Control, FrameDone, ReplyStatus, Tick, WorldCommandKind, WorldReply, WorldRequest,
 };
@@ -58,6 +59,8 @@ pub struct Agent {
     /// The states this agent wrote for its last two frames, to write again when the
     /// coordinator asks (a repeated Tick; see [`Agent::answer_again`]).
     written: BTreeMap<u64, AgentState>,
+    /// What each peer's state reader has seen (peer exchange), named when a state is late.
+    peer_readers: BTreeMap<String, Arc<ReaderStats>>,
     /// When the current pending tick started waiting for peer states.
     waiting_since: Option<Instant>,
     reported_wait: bool,
@@ -98,6 +101,7 @@ impl Agent {
             pending: None,
             done_frame: None,
             written: BTreeMap::new(),
+            peer_readers: BTreeMap::new(),
             waiting_since: None,
             reported_wait: false,
             hooks,
@@ -105,6 +109,11 @@ impl Agent {
             failure: None,
             answered: VecDeque::new(),
         }
+    }
+
+    /// The counters of each peer's state reader, for the report of a late state.
+    pub fn watch_peer_readers(&mut self, readers: BTreeMap<String, Arc<ReaderStats>>) {
+        self.peer_readers = readers;
     }
 
     /// A Tick arrived (listener): keep it if it is the newest, and act on it.
@@ -251,7 +260,7 @@ impl Agent {
             return Ok(());
         }
         let Some(zombies) = self.zombie_states(&tick) else {
-            self.report_wait(&tick);
+            self.report_wait(&tick, tick.frame - 1);
             self.pending = Some(tick);
             return Ok(());
         };
@@ -297,11 +306,18 @@ impl Agent {
         let state = self.world.state(0, tick.sim_time_ns);
         self.written.insert(0, state.clone());
         self.outbox.send(Outgoing::State(state))?;
-        if !self.relay() && self.peer_states_for(tick, 0).is_some() {
+        if self.relay() {
+            return Ok(());
+        }
+        if self.peer_states_for(tick, 0).is_some() {
+            self.waiting_since = None;
+            self.reported_wait = false;
             self.outbox.send(Outgoing::Done(FrameDone {
                 node_id: NodeId::agent(&self.id).to_string(),
                 frame: 0,
             }))?;
+        } else {
+            self.report_wait(tick, 0);
         }
         Ok(())
     }
@@ -338,29 +354,50 @@ impl Agent {
             .collect()
     }
 
-    fn report_wait(&mut self, tick: &Tick) {
+    /// Names, once per wait longer than the barrier timeout, the members whose state of
+    /// `frame` has not come (the state a tick of frame N waits for is N-1's; the handshake
+    /// waits for the initial states, frame 0).
+    fn report_wait(&mut self, tick: &Tick, frame: u64) {
         let since = *self.waiting_since.get_or_insert_with(Instant::now);
         let timeout = Duration::from_secs_f64(self.scenario.scenario.barrier_timeout);
         if !self.reported_wait && since.elapsed() > timeout {
             self.reported_wait = true;
-            let missing: Vec<&String> = tick
+            let missing: Vec<String> = tick
                 .agents
                 .iter()
                 .filter(|a| **a != self.id)
                 .filter(|a| {
                     self.peer_states
                         .get(*a)
-                        .and_then(|f| f.get(&(tick.frame - 1)))
+                        .and_then(|f| f.get(&frame))
                         .is_none()
                 })
+                .map(|a| self.describe_peer(a))
                 .collect();
             tracing::warn!(
-                "frame {}: still waiting for the frame {} state of {:?} after {:.1} s",
+                "frame {}: still waiting for the frame {frame} state of {} after {:.1} s",
                 tick.frame,
-                tick.frame - 1,
-                missing,
+                missing.join(", "),
                 since.elapsed().as_secs_f64()
             );
+        }
+    }
+
+    /// A peer named in a late-state report, with what its state reader has seen: whether
+    /// anything reached it at all, or the samples were lost on the way (DDS) or after.
+    fn describe_peer(&self, peer: &str) -> String {
+        let newest = self
+            .peer_states
+            .get(peer)
+            .and_then(|f| f.keys().next_back())
+            .map_or("none".to_string(), |f| f.to_string());
+        match self.peer_readers.get(peer) {
+            Some(stats) => format!(
+                "{peer} (newest frame {newest}; its reader received {}, lost {})",
+                ReaderStats::get(&stats.received),
+                ReaderStats::get(&stats.lost)
+            ),
+            None => format!("{peer} (newest frame {newest})"),
         }
     }
 

@@ -1321,7 +1321,7 @@ pub(crate) struct DomainParticipantInner {
 
   // Adding Readers
   sender_add_reader: WakeSender<ReaderIngredients>,
-  sender_remove_reader: WakeSender<GUID>,
+  sender_remove_reader: WakeUnboundedSender<GUID>,
   /// Reader-command ready queue. A send records the reader entity id.
   reader_ready: ReadySender<EntityId>,
   /// Built-in discovery readers enqueue their poll token here.
@@ -1334,7 +1334,7 @@ pub(crate) struct DomainParticipantInner {
 
   // Writers
   add_writer_sender: WakeSender<WriterIngredients>,
-  remove_writer_sender: WakeSender<GUID>,
+  remove_writer_sender: WakeUnboundedSender<GUID>,
   /// Writer doorbell ready queue. Ringing records the writer entity id.
   writer_ready: ReadySender<EntityId>,
 
@@ -1514,11 +1514,15 @@ impl DomainParticipantInner {
     // convoy change 6: 256, not 4. A node dropping its endpoints at exit removes
     // dozens at once (a sensor node reads every agent's state); with 4 slots the
     // removals overflowed and each logged "Cannot remove Reader ... Full" at error.
-    let (sender_remove_reader, receiver_remove_reader) = wake_channel::<GUID>(256, &dp_waker);
+    // Change 56: unbounded. A process of 32 agents drops ~2,100 readers at exit,
+    // and a removal that did not fit left the reader in the event loop.
+    let (sender_remove_reader, receiver_remove_reader) =
+      wake_channel_unbounded::<GUID>(&dp_waker);
 
     // Writers
     let (add_writer_sender, add_writer_receiver) = wake_channel::<WriterIngredients>(10, &dp_waker);
-    let (remove_writer_sender, remove_writer_receiver) = wake_channel::<GUID>(256, &dp_waker);
+    let (remove_writer_sender, remove_writer_receiver) =
+      wake_channel_unbounded::<GUID>(&dp_waker);
     let (reader_ready, reader_ready_rx) = ready_channel(&dp_waker);
     let (writer_ready, writer_ready_rx) = ready_channel(&dp_waker);
 

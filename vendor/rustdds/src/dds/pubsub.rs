@@ -108,7 +108,7 @@ impl Publisher {
     qos: QosPolicies,
     default_dw_qos: QosPolicies,
     add_writer_sender: WakeSender<WriterIngredients>,
-    remove_writer_sender: WakeSender<GUID>,
+    remove_writer_sender: WakeUnboundedSender<GUID>,
     discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
     writer_ready: ReadySender<EntityId>,
@@ -432,7 +432,7 @@ struct InnerPublisher {
   my_qos_policies: QosPolicies,
   default_datawriter_qos: QosPolicies, // used when creating a new DataWriter
   add_writer_sender: WakeSender<WriterIngredients>,
-  remove_writer_sender: WakeSender<GUID>,
+  remove_writer_sender: WakeUnboundedSender<GUID>,
   discovery_command: WakeUnboundedSender<DiscoveryCommand>,
   security_plugins_handle: Option<SecurityPluginsHandle>,
   writer_ready: ReadySender<EntityId>,
@@ -447,7 +447,7 @@ impl InnerPublisher {
     qos: QosPolicies,
     default_dw_qos: QosPolicies,
     add_writer_sender: WakeSender<WriterIngredients>,
-    remove_writer_sender: WakeSender<GUID>,
+    remove_writer_sender: WakeUnboundedSender<GUID>,
     discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     writer_ready: ReadySender<EntityId>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
@@ -781,10 +781,8 @@ impl InnerPublisher {
   }
 
   pub(crate) fn remove_writer(&self, guid: GUID) {
-    match self
-      .remove_writer_sender
-      .try_send_timeout(guid, std::time::Duration::from_millis(20))
-    {
+    // Unbounded (change 56): fails only once the event loop has stopped.
+    match self.remove_writer_sender.try_send(guid) {
       Ok(()) => (),
       // convoy change 48: the event loop has stopped (the participant is being
       // dropped) and took its writers with it: nothing is left to remove.
@@ -854,7 +852,7 @@ impl Subscriber {
     discovery_db: Arc<RwLock<DiscoveryDB>>,
     qos: QosPolicies,
     sender_add_reader: WakeSender<ReaderIngredients>,
-    sender_remove_reader: WakeSender<GUID>,
+    sender_remove_reader: WakeUnboundedSender<GUID>,
     discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
     reader_ready: ReadySender<EntityId>,
@@ -1085,7 +1083,7 @@ pub struct InnerSubscriber {
   discovery_db: Arc<RwLock<DiscoveryDB>>,
   qos: QosPolicies,
   sender_add_reader: WakeSender<ReaderIngredients>,
-  sender_remove_reader: WakeSender<GUID>,
+  sender_remove_reader: WakeUnboundedSender<GUID>,
   discovery_command: WakeUnboundedSender<DiscoveryCommand>,
   security_plugins_handle: Option<SecurityPluginsHandle>,
   reader_ready: ReadySender<EntityId>,
@@ -1099,7 +1097,7 @@ impl InnerSubscriber {
     discovery_db: Arc<RwLock<DiscoveryDB>>,
     qos: QosPolicies,
     sender_add_reader: WakeSender<ReaderIngredients>,
-    sender_remove_reader: WakeSender<GUID>,
+    sender_remove_reader: WakeUnboundedSender<GUID>,
     discovery_command: WakeUnboundedSender<DiscoveryCommand>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
     reader_ready: ReadySender<EntityId>,
@@ -1451,10 +1449,8 @@ impl InnerSubscriber {
   }
 
   pub(crate) fn remove_reader(&self, guid: GUID) {
-    match self
-      .sender_remove_reader
-      .try_send_timeout(guid, std::time::Duration::from_millis(20))
-    {
+    // Unbounded (change 56): fails only once the event loop has stopped.
+    match self.sender_remove_reader.try_send(guid) {
       Ok(()) => (),
       // convoy change 48, as in `remove_writer`.
       Err(TrySendError::Disconnected(_)) => {

@@ -1631,9 +1631,9 @@ mod tests {
     // Create DP communication channels
     let waker = LoopWaker::new();
     let (sender_add_reader, receiver_add) = wake_channel::<ReaderIngredients>(8, &waker);
-    let (sender_remove_reader, receiver_remove) = wake_channel::<GUID>(4, &waker);
+    let (sender_remove_reader, receiver_remove) = wake_channel_unbounded::<GUID>(&waker);
     let (_add_writer_sender, add_writer_receiver) = wake_channel::<WriterIngredients>(8, &waker);
-    let (_remove_writer_sender, remove_writer_receiver) = wake_channel::<GUID>(4, &waker);
+    let (_remove_writer_sender, remove_writer_receiver) = wake_channel_unbounded::<GUID>(&waker);
     let (stop_poll_sender, stop_poll_receiver) = wake_channel_unbounded(&waker);
     let (_discovery_update_notification_sender, discovery_update_notification_receiver) =
       wake_channel(8, &waker);
