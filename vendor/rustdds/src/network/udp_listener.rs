@@ -322,76 +322,83 @@ impl UDPListener {
   /// the drain.
   pub fn messages_bounded(&mut self, max_messages: usize) -> Vec<(Bytes, PacketOrigin)> {
     let mut messages = Vec::with_capacity(4);
-
-    loop {
-      if messages.len() >= max_messages {
-        return messages;
+    while messages.len() < max_messages {
+      match self.next_message() {
+        Some(message) => messages.push(message),
+        None => break,
       }
-      // Loop invariant. Note that capacity() may be large, but .len() == 0.
-      assert_eq!(self.receive_buffer.len(), 0);
+    }
+    messages
+  }
 
-      // Ensure that receive buffer has enough capacity for a message
-      if self.receive_buffer.capacity() < MAX_MESSAGE_SIZE {
-        self.receive_buffer = BytesMut::with_capacity(MESSAGE_BUFFER_ALLOCATION_CHUNK);
-        debug!("ensure_receive_buffer_capacity - reallocated receive_buffer");
-      }
-      unsafe {
-        // This is safe, because we just checked that there is enough capacity,
-        // or allocated more.
-        // We do not read undefined data, because the recv()
-        // will overwrite this space and truncate the rest away.
-        self.receive_buffer.set_len(MAX_MESSAGE_SIZE);
-      }
-      trace!(
-        "ensure_receive_buffer_capacity - {} bytes left",
-        self.receive_buffer.capacity()
-      );
-      let (nbytes, origin) = match self.recv_one() {
-        Ok(Some(received)) => received,
-        Ok(None) => {
-          // WouldBlock: nothing (more) to read.
-          self.receive_buffer.clear();
-          return messages;
-        }
-        Err(e) => {
-          self.receive_buffer.clear();
-          warn!("socket recv() error: {e:?}");
-          return messages;
-        }
-      };
-      // Something was received.
-      // The buffer length is still MAX_MESSAGE_SIZE, set before the receive so
-      // the kernel had room to write into. Shrink it back to the number of bytes
-      // actually received, so that the padding + split below only consume this
-      // datagram's worth of the chunk. Without this, every datagram (however
-      // small) would carve off a full MAX_MESSAGE_SIZE slot, wasting the chunk
-      // and defeating the packing this alignment logic assumes.
-      unsafe {
-        // Safe: recv_one wrote `nbytes` valid bytes at the front of the buffer,
-        // and nbytes <= MAX_MESSAGE_SIZE == the current len.
-        self.receive_buffer.set_len(nbytes);
-      }
+  /// The next datagram waiting in the socket, with its [`PacketOrigin`]; None
+  /// when none waits (`WouldBlock`) or the read failed (logged).
+  ///
+  /// convoy change 57: the event loop handles each datagram as it reads it
+  /// (`DPEventLoop::read_listener`), so that a reply leaves before the read
+  /// that finds the socket empty, instead of after it.
+  pub fn next_message(&mut self) -> Option<(Bytes, PacketOrigin)> {
+    // Loop invariant. Note that capacity() may be large, but .len() == 0.
+    assert_eq!(self.receive_buffer.len(), 0);
 
-      // Now, append some extra data to align the buffer end, so the next piece will
-      // be aligned also. This assumes that the initial buffer was aligned to begin
-      // with. This is because RTPS data is optimized to align to 4-byte boundaries.
-      let pad = padding_needed_for_alignment_4(self.receive_buffer.len());
-      if pad != 0 {
-        self
-          .receive_buffer
-          .extend_from_slice(&[0xCC, 0xCC, 0xCC, 0xCC][..pad]);
-        // Funny value 0xCC encourages a fast crash in case these bytes
-        // are ever accessed, as they should not.
+    // Ensure that receive buffer has enough capacity for a message
+    if self.receive_buffer.capacity() < MAX_MESSAGE_SIZE {
+      self.receive_buffer = BytesMut::with_capacity(MESSAGE_BUFFER_ALLOCATION_CHUNK);
+      debug!("ensure_receive_buffer_capacity - reallocated receive_buffer");
+    }
+    unsafe {
+      // This is safe, because we just checked that there is enough capacity,
+      // or allocated more.
+      // We do not read undefined data, because the recv()
+      // will overwrite this space and truncate the rest away.
+      self.receive_buffer.set_len(MAX_MESSAGE_SIZE);
+    }
+    trace!(
+      "ensure_receive_buffer_capacity - {} bytes left",
+      self.receive_buffer.capacity()
+    );
+    let (nbytes, origin) = match self.recv_one() {
+      Ok(Some(received)) => received,
+      Ok(None) => {
+        // WouldBlock: nothing (more) to read.
+        self.receive_buffer.clear();
+        return None;
       }
+      Err(e) => {
+        self.receive_buffer.clear();
+        warn!("socket recv() error: {e:?}");
+        return None;
+      }
+    };
+    // Something was received.
+    // The buffer length is still MAX_MESSAGE_SIZE, set before the receive so
+    // the kernel had room to write into. Shrink it back to the number of bytes
+    // actually received, so that the padding + split below only consume this
+    // datagram's worth of the chunk. Without this, every datagram (however
+    // small) would carve off a full MAX_MESSAGE_SIZE slot, wasting the chunk
+    // and defeating the packing this alignment logic assumes.
+    unsafe {
+      // Safe: recv_one wrote `nbytes` valid bytes at the front of the buffer,
+      // and nbytes <= MAX_MESSAGE_SIZE == the current len.
+      self.receive_buffer.set_len(nbytes);
+    }
 
-      // Now split away the used portion.
-      let mut message = self.receive_buffer.split_to(self.receive_buffer.len());
-      message.truncate(nbytes); // discard (hide) padding
-      messages.push((Bytes::from(message), origin)); // freeze bytes and push
-    } // loop
+    // Now, append some extra data to align the buffer end, so the next piece will
+    // be aligned also. This assumes that the initial buffer was aligned to begin
+    // with. This is because RTPS data is optimized to align to 4-byte boundaries.
+    let pad = padding_needed_for_alignment_4(self.receive_buffer.len());
+    if pad != 0 {
+      self
+        .receive_buffer
+        .extend_from_slice(&[0xCC, 0xCC, 0xCC, 0xCC][..pad]);
+      // Funny value 0xCC encourages a fast crash in case these bytes
+      // are ever accessed, as they should not.
+    }
 
-    // unreachable!(); // But why does this cause a warning? (rustc 1.66.0)
-    // Answer: https://github.com/rust-lang/rust/issues/46500
+    // Now split away the used portion.
+    let mut message = self.receive_buffer.split_to(self.receive_buffer.len());
+    message.truncate(nbytes); // discard (hide) padding
+    Some((Bytes::from(message), origin)) // freeze bytes
   }
 
   /// Receive a single datagram into `self.receive_buffer`, capturing its
