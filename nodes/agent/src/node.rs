@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
-use convoy_core::dds::{Listening, Participant, ReaderStats, WaitSet};
+use convoy_core::dds::{Listening, Participant, WaitSet};
 use convoy_core::messages::AgentState;
 use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::scenario::{ClockMode, Exchange};
@@ -104,15 +104,15 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
 
     // From here on samples step the agent in the receive thread.
     let mut listening: Vec<Listening<AgentState>> = Vec::new();
-    let peer_ids: Vec<String> = peers.iter().map(|(peer, _)| peer.clone()).collect();
+    let mut peer_readers = BTreeMap::new();
     for (peer, reader) in peers {
+        peer_readers.insert(peer.clone(), reader.stats());
         let shared = Arc::clone(&agent);
         listening.push(reader.into_listener(move |sample| {
             with_agent(&shared, |agent| agent.on_peer_state(&peer, sample.value))
         }));
     }
-    let stats = peers_stats(&listening, &peer_ids);
-    lock(&agent)?.watch_peer_readers(stats);
+    lock(&agent)?.watch_peer_readers(peer_readers);
     let shared = Arc::clone(&agent);
     let clock = clock.into_listener(move |tick| with_agent(&shared, |a| a.on_tick(tick.value)));
     tracing::info!("agent {id} ready");
@@ -169,16 +169,4 @@ fn with_agent(agent: &Mutex<Agent>, f: impl FnOnce(&mut Agent)) {
     if let Ok(mut agent) = agent.lock() {
         f(&mut agent);
     }
-}
-
-/// Each peer's state reader's counters, by peer (`listening` is in the order of `peers`).
-fn peers_stats(
-    listening: &[Listening<AgentState>],
-    peers: &[String],
-) -> BTreeMap<String, Arc<ReaderStats>> {
-    peers
-        .iter()
-        .zip(listening)
-        .map(|(peer, l)| (peer.clone(), l.stats()))
-        .collect()
 }

@@ -781,15 +781,11 @@ impl InnerPublisher {
   }
 
   pub(crate) fn remove_writer(&self, guid: GUID) {
-    // Unbounded (change 56): fails only once the event loop has stopped.
-    match self.remove_writer_sender.try_send(guid) {
-      Ok(()) => (),
-      // convoy change 48: the event loop has stopped (the participant is being
-      // dropped) and took its writers with it: nothing is left to remove.
-      Err(TrySendError::Disconnected(_)) => {
-        debug!("Writer {guid:?} dropped after the event loop stopped");
-      }
-      Err(e) => error!("Cannot remove Writer {guid:?} : {e:?}"),
+    // Unbounded (change 56): fails only once the event loop has stopped (the
+    // participant is being dropped) and took its writers with it: nothing is
+    // left to remove then (convoy change 48).
+    if self.remove_writer_sender.send(guid).is_err() {
+      debug!("Writer {guid:?} dropped after the event loop stopped");
     }
   }
 
@@ -1449,14 +1445,9 @@ impl InnerSubscriber {
   }
 
   pub(crate) fn remove_reader(&self, guid: GUID) {
-    // Unbounded (change 56): fails only once the event loop has stopped.
-    match self.sender_remove_reader.try_send(guid) {
-      Ok(()) => (),
-      // convoy change 48, as in `remove_writer`.
-      Err(TrySendError::Disconnected(_)) => {
-        debug!("Reader {guid:?} dropped after the event loop stopped");
-      }
-      Err(e) => error!("Cannot remove Reader {guid:?} : {e:?}"),
+    // As in `remove_writer`.
+    if self.sender_remove_reader.send(guid).is_err() {
+      debug!("Reader {guid:?} dropped after the event loop stopped");
     }
   }
 

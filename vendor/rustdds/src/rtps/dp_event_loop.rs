@@ -523,12 +523,12 @@ impl DPEventLoop {
   /// Reads the socket of `token` until it has nothing more (it is registered
   /// edge-triggered: a datagram left unread would raise no further event) and
   /// hands each datagram to the message receiver. Returns how many there were.
-  // Reads the socket until it would block (it is registered edge-triggered).
-  // convoy change 57: the first datagram is handled as soon as it is read, so
-  // that a reply written from a listener (a ping's answer) leaves before the
-  // read that finds the socket empty; what came with it is read in one drain
-  // and handled after, as before, which keeps one call bounded by what the
-  // socket held when the drain ran.
+  ///
+  /// convoy change 57: the first datagram is handled as soon as it is read, so
+  /// that a reply written from a listener (a ping's answer) leaves before the
+  /// read that finds the socket empty; what came with it is read in one drain
+  /// and handled after, as before, which keeps one call bounded by what the
+  /// socket held when the drain ran.
   fn read_listener(&mut self, token: Token) -> usize {
     let Some(listener) = self.udp_listeners.get_mut(&token) else {
       error!("No listener with token {token:?}");
