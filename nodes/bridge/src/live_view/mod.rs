@@ -253,6 +253,8 @@ impl LiveView {
     fn new(node: &Node, context: &Arc<Context>, scenario: &Scenario) -> Result<LiveView> {
         let mut waitset = WaitSet::new().context("cannot create a wait set")?;
         let mut clock = node.subscriber(&topics::clock())?;
+        // A viewer follows the newest tick: the frames do not wait for it, so it may skip one.
+        clock.latest_only();
         clock.attach(&mut waitset)?;
         let mut assignments = node.subscriber(&topics::assignments())?;
         assignments.attach(&mut waitset)?;

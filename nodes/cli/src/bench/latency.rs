@@ -322,6 +322,13 @@ fn measure_size(
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
+    if rtts.len() as u64 >= args.round_trips && elapsed < args.duration {
+        // Otherwise a profiler or a second tool timed by --duration misses the end of the run.
+        eprintln!(
+            "{size} B: stopped after {} round trips (--round-trips) in {elapsed:.1} s of --duration {}",
+            args.round_trips, args.duration
+        );
+    }
     let (round_trips, stats) = (rtts.len() as u64, Stats::of(rtts.clone()));
     let row = LatencyRow {
         size_bytes: size,
