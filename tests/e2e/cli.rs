@@ -269,6 +269,32 @@ fn bench_latency_runs_ddsperf_beside_it() {
 }
 
 #[test]
+fn bench_latency_counts_lost_pings_and_goes_on() {
+    // Best effort over a link that drops 30% of datagrams: at full rate the answers' listener
+    // writes each next ping, so a lost ping or answer ends that chain and the main thread must
+    // count it lost and start the next one.
+    watchdog("bench latency lossy", Duration::from_secs(240));
+    let csv = fresh_file("test-bench", "latency-lossy.csv");
+    let out = run_ok(
+        convoy_on(domain::CLI_BENCH_LOSSY)
+            .env("CONVOY_LINK", "loss_pct=30")
+            .args(["--qos", "qos/experiments.xml::best_effort"])
+            .args(["bench", "latency", "--sizes", "64", "--duration", "1"])
+            .args(["--loss-timeout", "0.02", "--out"])
+            .arg(&csv),
+        BENCH_LIMIT,
+    );
+    assert!(out.contains("delivery listener"), "{out}");
+    let (text, rows) = read_csv(&csv, LATENCY_CSV);
+    assert_eq!(rows.len(), 1, "{text}");
+    let round_trips: u64 = rows[0][2].parse().expect("round trips");
+    let lost: u64 = rows[0][8].parse().expect("lost");
+    // Half the round trips lose a datagram; each costs the 20 ms loss timeout.
+    assert!(lost >= 3, "a 30% lossy link lost no pings: {text}");
+    assert!(round_trips >= 5, "pinging stopped after a loss: {text}");
+}
+
+#[test]
 fn a_missing_pong_side_is_reported_not_hung() {
     // `--role ping` with nobody answering must fail with a clear message in bounded time.
     watchdog("ping without pong", Duration::from_secs(120));

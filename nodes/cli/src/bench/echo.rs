@@ -122,7 +122,12 @@ pub enum Answers {
 }
 
 impl Answers {
-    pub fn new(pongs: Subscriber<BenchSample>, delivery: Delivery) -> Answers {
+    /// With a listener, `on_answer` sees each answer first, in the receive thread, and keeps
+    /// it by returning true; the rest wait for [`Answers::next`]. A reader thread has none.
+    pub fn new<F>(pongs: Subscriber<BenchSample>, delivery: Delivery, mut on_answer: F) -> Answers
+    where
+        F: FnMut(&BenchSample, Instant) -> bool + Send + 'static,
+    {
         match delivery {
             Delivery::Thread => Answers::Thread {
                 pongs: Box::new(pongs),
@@ -131,8 +136,12 @@ impl Answers {
             Delivery::Listener => {
                 let (arrival, arrived) = mpsc::channel();
                 let listening = pongs.into_listener(move |sample| {
+                    let now = Instant::now();
+                    if on_answer(&sample.value, now) {
+                        return;
+                    }
                     // The ping side is gone when this fails; nothing is waiting then.
-                    let _ = arrival.send((sample.value, Instant::now()));
+                    let _ = arrival.send((sample.value, now));
                 });
                 Answers::Listener {
                     _listening: listening,

@@ -15,7 +15,8 @@ use convoy_core::messages::BenchSample;
 use convoy_core::qos::QosSpec;
 use convoy_core::topics::{self, TopicClass};
 
-use super::echo::{self, Answers, BURST_BASE, BURST_END, PONG_READY, STOP_SEQ};
+use super::echo::{self, BURST_BASE, BURST_END, PONG_READY, STOP_SEQ};
+use super::pinger::Pinger;
 use super::{percentile, two_netns_hosts, write_csv, ConvoyArgs, Stats};
 use crate::args::{check_each, check_range, Baseline, Delivery, LatencyArgs, Role};
 use crate::launch::HostAddress;
@@ -154,40 +155,6 @@ fn spawn_pong(
     Ok(StopOnDrop(pong, Duration::from_secs(3)))
 }
 
-struct Pinger {
-    pings: Publisher<BenchSample>,
-    answers: Answers,
-    next_seq: u64,
-    epoch: Instant,
-}
-
-impl Pinger {
-    /// One round trip: Some(µs), or None when no answer came within `timeout`.
-    fn round_trip(&mut self, payload: &[u8], timeout: Duration) -> Result<Option<f64>> {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let sent = Instant::now();
-        self.pings.write(BenchSample {
-            seq,
-            sent_ns: sent.duration_since(self.epoch).as_nanos() as i64,
-            payload: payload.to_vec(),
-        })?;
-        let until = sent + timeout;
-        loop {
-            let now = Instant::now();
-            if now >= until {
-                return Ok(None);
-            }
-            // Older answers (to pings already counted lost) are skipped.
-            if let Some((answer, arrived)) = self.answers.next(until - now) {
-                if answer.seq == seq {
-                    return Ok(Some(arrived.duration_since(sent).as_secs_f64() * 1e6));
-                }
-            }
-        }
-    }
-}
-
 fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Result<()> {
     let node = crate::tool_node(domain, qos, "bench/ping")?;
     let label = format!(
@@ -201,12 +168,7 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
     let match_timeout = Duration::from_secs_f64(args.match_timeout);
     pings.wait_for_match(1, match_timeout)?;
     pongs.wait_for_match(1, match_timeout)?;
-    let mut pinger = Pinger {
-        pings,
-        answers: Answers::new(pongs, args.delivery),
-        next_seq: 0,
-        epoch: Instant::now(),
-    };
+    let mut pinger = Pinger::new(pings, pongs, args.delivery);
     let loss_timeout = Duration::from_secs_f64(args.loss_timeout);
     // The first answer proves the pong side's reader matched too (discovery is per endpoint).
     let first_answer = Instant::now();
@@ -253,13 +215,11 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
         burst(&mut pinger, args.burst, loss_timeout)?;
     }
     // Tell a pong we spawned (or one on another host) that we are done.
-    let _ = pinger.pings.write(BenchSample {
+    let _ = pinger.write(BenchSample {
         seq: STOP_SEQ,
         ..BenchSample::default()
     });
-    pinger
-        .pings
-        .wait_for_acknowledgments(Duration::from_secs(1));
+    pinger.wait_for_acknowledgments(Duration::from_secs(1));
 
     if let Some(Baseline::Ddsperf) = args.baseline {
         let reference = ddsperf_rows(domain, &args.sizes, args.duration, args.rate)?;
@@ -297,31 +257,14 @@ fn measure_size(
     label: &str,
 ) -> Result<(LatencyRow, Vec<f64>)> {
     let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-    let warmup_until = Instant::now() + WARMUP;
-    while Instant::now() < warmup_until {
-        pinger.round_trip(&payload, loss_timeout)?;
-    }
-    let mut rtts = Vec::new();
-    let mut lost = 0;
-    let started = Instant::now();
+    pinger.measure(&payload, WARMUP, usize::MAX, None, loss_timeout)?;
     let budget = Duration::from_secs_f64(args.duration);
     // At a fixed rate both sides go idle between pings: what a sensor at 1 kHz meets.
     let period = (args.rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.rate));
-    let mut next_ping = Instant::now();
-    while started.elapsed() < budget && (rtts.len() as u64) < args.round_trips {
-        if let Some(period) = period {
-            let now = Instant::now();
-            if next_ping > now {
-                std::thread::sleep(next_ping - now);
-            }
-            next_ping = next_ping.max(now) + period;
-        }
-        match pinger.round_trip(&payload, loss_timeout)? {
-            Some(us) => rtts.push(us),
-            None => lost += 1,
-        }
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+    let limit = usize::try_from(args.round_trips).unwrap_or(usize::MAX);
+    let measured = pinger.measure(&payload, budget, limit, period, loss_timeout)?;
+    let (rtts, lost) = (measured.rtts_us, measured.lost);
+    let elapsed = measured.elapsed.as_secs_f64();
     if rtts.len() as u64 >= args.round_trips && elapsed < args.duration {
         // Otherwise a profiler or a second tool timed by --duration misses the end of the run.
         eprintln!(
@@ -352,7 +295,7 @@ fn burst(pinger: &mut Pinger, count: u64, loss_timeout: Duration) -> Result<()> 
     let write = |sample: BenchSample| -> Result<()> {
         let give_up = Instant::now() + Duration::from_secs(30);
         loop {
-            match pinger.pings.write(sample.clone()) {
+            match pinger.write(sample.clone()) {
                 Err(PublishError::WouldBlock { .. }) if Instant::now() < give_up => continue,
                 other => return Ok(other?),
             }
@@ -373,7 +316,7 @@ fn burst(pinger: &mut Pinger, count: u64, loss_timeout: Duration) -> Result<()> 
     let until = Instant::now() + loss_timeout.max(Duration::from_secs(10));
     let mut received = None;
     while received.is_none() && Instant::now() < until {
-        if let Some((answer, _)) = pinger.answers.next(Duration::from_millis(50)) {
+        if let Some((answer, _)) = pinger.next_answer(Duration::from_millis(50)) {
             if answer.seq == BURST_END {
                 received = Some(answer.sent_ns as u64);
             }

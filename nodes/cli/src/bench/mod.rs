@@ -9,6 +9,7 @@ pub mod images;
 pub mod latency;
 pub mod lockstep;
 pub mod payload;
+mod pinger;
 pub mod sensors;
 
 use std::borrow::Cow;
