@@ -107,6 +107,7 @@ pub mod domain {
     pub const LOCKSTEP_GROUPED_ALONE: u32 = 97;
     pub const LOCKSTEP_SIXTY_FOUR_PEER: u32 = 98;
     pub const CLI_BENCH_LOSSY: u32 = 99;
+    pub const LOCKSTEP_SIXTY_FOUR_PEER_LOADED: u32 = 30;
 }
 
 /// The repository root (this crate lives in `tests/`).

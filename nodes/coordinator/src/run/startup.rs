@@ -48,13 +48,15 @@ impl Coordinator {
             let owing = self.sensors.frame_due(0, 0);
             barrier.owe(owing.iter().map(|n| NodeId::sensor(n).to_string()));
         }
-        let mut last_tick = Instant::now() - HANDSHAKE_PERIOD;
+        let mut period = HANDSHAKE_PERIOD;
+        let mut next_tick = Instant::now();
         while !barrier.complete() {
-            if last_tick.elapsed() >= HANDSHAKE_PERIOD {
-                last_tick = Instant::now();
+            if Instant::now() >= next_tick {
                 self.write_tick(self.tick(0))?;
+                next_tick = Instant::now() + period;
+                period = (period * 2).min(HANDSHAKE_PERIOD_MAX);
             }
-            self.service_barrier(&mut barrier, HANDSHAKE_PERIOD.min(HOUSEKEEPING))?;
+            self.service_barrier(&mut barrier, HOUSEKEEPING)?;
             if self.stopped() {
                 bail!("stopped during the frame-0 handshake");
             }
