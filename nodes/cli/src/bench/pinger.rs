@@ -226,7 +226,10 @@ impl Pinger {
             chain.ended = None;
             chain.limit = limit.max(1);
             chain.payload = Some(payload.to_vec());
-            chain.write_next(&self.pings, self.epoch)?;
+            if let Err(e) = chain.write_next(&self.pings, self.epoch) {
+                chain.payload = None;
+                return Err(e.into());
+            }
         }
         let mut lost = 0;
         loop {
@@ -253,7 +256,10 @@ impl Pinger {
             if let Some((_, sent)) = chain.in_flight {
                 if sent.elapsed() > loss_timeout {
                     lost += 1;
-                    chain.write_next(&self.pings, self.epoch)?;
+                    if let Err(e) = chain.write_next(&self.pings, self.epoch) {
+                        chain.payload = None;
+                        return Err(e.into());
+                    }
                 }
             }
         }
