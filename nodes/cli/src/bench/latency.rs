@@ -2,8 +2,9 @@
 //! payload size, with CycloneDDS's `ddsperf` measured in the same run as the reference.
 //!
 //! The ping side writes `BenchSample`s on `convoy/bench/ping` one at a time and waits for the
-//! pong side to echo each on `convoy/bench/pong`; the round trip is measured on the ping side's
-//! monotonic clock, so the two hosts' clocks never mix. A ping unanswered within
+//! pong side to echo each on `convoy/bench/pong` (at full rate the answer's listener writes the
+//! next ping: [`super::pinger`]); the round trip is measured on the ping side's monotonic
+//! clock, so the two hosts' clocks never mix. A ping unanswered within
 //! `--loss-timeout` counts as lost.
 
 use std::process::{Command, Stdio};
