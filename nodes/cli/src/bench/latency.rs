@@ -3,7 +3,7 @@
 //!
 //! The ping side writes `BenchSample`s on `convoy/bench/ping` one at a time and waits for the
 //! pong side to echo each on `convoy/bench/pong` (at full rate the answer's listener writes the
-//! next ping: [`super::pinger`]); the round trip is measured on the ping side's monotonic
+//! next ping: `pinger.rs`); the round trip is measured on the ping side's monotonic
 //! clock, so the two hosts' clocks never mix. A ping unanswered within
 //! `--loss-timeout` counts as lost.
 
