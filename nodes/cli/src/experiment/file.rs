@@ -176,7 +176,7 @@ pub struct Experiment {
     pub hosts: Option<PathBuf>,
     pub agents: Vec<usize>,
     pub exchanges: Vec<String>,
-    /// Agents in each agent process (`convoy bench lockstep --agents-per-process`); [1] when
+    /// Agents in each agent process (`convoy bench lockstep --agents-per-process`); `[1]` when
     /// the file gives none.
     pub agents_per_process: Vec<u64>,
     pub duration_s: f64,
