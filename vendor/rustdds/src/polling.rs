@@ -151,14 +151,6 @@ pub(crate) struct WakeUnboundedSender<T> {
 }
 
 impl<T> WakeUnboundedSender<T> {
-  /// Never full; fails only when the receiver is gone. Lets a queue move from
-  /// bounded to unbounded without touching its senders.
-  pub(crate) fn try_send(&self, value: T) -> Result<(), mpsc::TrySendError<T>> {
-    self
-      .send(value)
-      .map_err(|mpsc::SendError(v)| mpsc::TrySendError::Disconnected(v))
-  }
-
   pub(crate) fn send(&self, value: T) -> Result<(), mpsc::SendError<T>> {
     match self.tx.send(value) {
       Ok(()) => {

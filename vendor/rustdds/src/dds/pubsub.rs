@@ -695,7 +695,7 @@ impl InnerPublisher {
       db.update_topic_data_p(topic);
 
       // Inform Discovery about the topic
-      if let Err(e) = self.discovery_command.try_send(DiscoveryCommand::AddTopic {
+      if let Err(e) = self.discovery_command.send(DiscoveryCommand::AddTopic {
         topic_name: topic.name(),
       }) {
         // Log the error but don't quit, failing to inform Discovery about the topic
@@ -1310,7 +1310,7 @@ impl InnerSubscriber {
       db.update_topic_data_p(topic);
 
       // Inform Discovery about the topic
-      if let Err(e) = self.discovery_command.try_send(DiscoveryCommand::AddTopic {
+      if let Err(e) = self.discovery_command.send(DiscoveryCommand::AddTopic {
         topic_name: topic.name(),
       }) {
         // Log the error but don't quit, failing to inform Discovery about the topic

@@ -1545,7 +1545,7 @@ impl DPEventLoop {
       DiscoveryCommand::AddLocalReader { guid }
     };
 
-    if let Err(e) = self.discovery_command_sender.try_send(discovery_command) {
+    if let Err(e) = self.discovery_command_sender.send(discovery_command) {
       log::error!(
         "Failed to inform Discovery about the new endpoint: {e}. Endpoint guid: {guid:?}"
       );
