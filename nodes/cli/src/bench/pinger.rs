@@ -55,6 +55,7 @@ struct Chain {
 }
 
 impl Chain {
+    /// Writes the next chained ping; a ping that cannot be written ends the chain.
     fn write_next(
         &mut self,
         pings: &Publisher<BenchSample>,
@@ -67,7 +68,11 @@ impl Chain {
         let sent = Instant::now();
         let ping = ping(seq, sent, epoch, payload);
         self.in_flight = Some((seq, sent));
-        pings.write(ping)
+        let written = pings.write(ping);
+        if written.is_err() {
+            self.payload = None;
+        }
+        written
     }
 
     fn take_seq(&mut self) -> u64 {
@@ -226,17 +231,13 @@ impl Pinger {
             chain.ended = None;
             chain.limit = limit.max(1);
             chain.payload = Some(payload.to_vec());
-            if let Err(e) = chain.write_next(&self.pings, self.epoch) {
-                chain.payload = None;
-                return Err(e.into());
-            }
+            chain.write_next(&self.pings, self.epoch)?;
         }
         let mut lost = 0;
         loop {
             std::thread::sleep(CHAIN_WATCH);
             let mut chain = self.lock_chain()?;
             if let Some(failed) = chain.failed.take() {
-                chain.payload = None;
                 bail!("a ping written from the answers' listener failed: {failed}");
             }
             let ended = chain.ended.or_else(|| {
@@ -256,10 +257,7 @@ impl Pinger {
             if let Some((_, sent)) = chain.in_flight {
                 if sent.elapsed() > loss_timeout {
                     lost += 1;
-                    if let Err(e) = chain.write_next(&self.pings, self.epoch) {
-                        chain.payload = None;
-                        return Err(e.into());
-                    }
+                    chain.write_next(&self.pings, self.epoch)?;
                 }
             }
         }
