@@ -5,21 +5,23 @@
 # independent reader of `convoy record`'s files); and the live view's independent clients
 # (tests/interop/view_*.py): websockets and protobuf for a Foxglove WebSocket client, Playwright
 # to drive Debian's chromium through examples/live_view.html (Playwright's own browser download
-# is not used). Needs Debian's python3 and python3-venv (scripts/setup.sh installs them). Safe to
-# run again: it does nothing when the packages already import.
+# is not used); and pyxodr, the independent OpenDRIVE reader that tests/interop/xodr_centres.py
+# checks the baked lane centre lines against (pinned: that script relies on its 0.1.3 internals).
+# Needs Debian's python3 and python3-venv (scripts/setup.sh installs them). Safe to run again: it
+# does nothing when the packages already import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=/usr/bin/python3
 venv=.venv
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, geometry_msgs.msg, nav_msgs.msg, cyclonedds.domain, mcap.reader, websockets, google.protobuf, playwright' 2>/dev/null; then
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, geometry_msgs.msg, nav_msgs.msg, cyclonedds.domain, mcap.reader, websockets, google.protobuf, playwright, pyxodr.road_objects.road' 2>/dev/null; then
   exit 0
 fi
 echo "==> making $venv with ROS 2 from PyPI (rclpy, sensor_msgs, ...) and the live view's clients"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check \
   "ros-rclpy[fastrtps]" ros-sensor-msgs ros-nav-msgs ros-geometry-msgs ros-std-msgs ros-rosgraph-msgs \
-  cyclonedds mcap websockets protobuf playwright
+  cyclonedds mcap websockets protobuf playwright pyxodr==0.1.3
 "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg' ||
   { echo "error: $venv has no working rclpy" >&2; exit 1; }
-"$venv/bin/python" -c 'import mcap.reader, websockets, google.protobuf, playwright' ||
-  { echo "error: $venv has no mcap, websockets, protobuf or playwright" >&2; exit 1; }
+"$venv/bin/python" -c 'import mcap.reader, websockets, google.protobuf, playwright, pyxodr.road_objects.road' ||
+  { echo "error: $venv has no mcap, websockets, protobuf, playwright or pyxodr" >&2; exit 1; }

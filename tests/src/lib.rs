@@ -108,6 +108,12 @@ pub mod domain {
     pub const LOCKSTEP_SIXTY_FOUR_PEER: u32 = 98;
     pub const CLI_BENCH_LOSSY: u32 = 99;
     pub const LOCKSTEP_SIXTY_FOUR_PEER_LOADED: u32 = 30;
+    pub const TOWN_PEER_A: u32 = 100;
+    pub const TOWN_PEER_B: u32 = 101;
+    pub const TOWN_RELAY: u32 = 102;
+    pub const TOWN_BAD_INPUT: u32 = 103;
+    pub const TOWN_DIGEST: u32 = 104;
+    pub const TOWN_SENSORS: u32 = 105;
 }
 
 /// The repository root (this crate lives in `tests/`).

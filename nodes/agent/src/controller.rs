@@ -1,21 +1,29 @@
 //! Built-in controllers: turn the vehicle's state into a [`Control`] each frame.
 //!
 //! [`WaypointFollower`] (`kind = "waypoints"` in a scenario) follows a polyline with pure
-//! pursuit and holds its speed with a PI controller on throttle and brake. `kind = "external"`
-//! has no built-in controller: the node applies `convoy/agent/<a>/control` instead.
+//! pursuit and holds its speed with a PI controller on throttle and brake;
+//! [`LaneFollower`] (`kind = "lane_follow"`) drives the OpenDRIVE lane graph
+//! (`lane_follow.rs`). `kind = "external"` has no built-in controller: the node applies
+//! `convoy/agent/<a>/control` instead.
 //!
 //! Controllers are deterministic state machines: their only inputs are the states they are
 //! given (time comes from `stamp_ns`, never from a clock).
 
 use convoy_core::messages::{AgentState, Control, ControlMode};
-use convoy_core::scenario::{ControllerSpec, VehicleParams};
+use std::sync::Arc;
+
+use convoy_core::scenario::{AgentSpec, ControllerSpec, Scenario, VehicleParams};
+use convoy_world::World;
+
+use crate::lane_follow::{LaneFollowError, LaneFollower};
 
 use crate::detmath;
 
 /// Something that drives the vehicle.
 pub trait Controller {
-    /// The control for `frame`, from the vehicle's state at the end of the previous frame.
-    fn control(&mut self, state: &AgentState, frame: u64) -> Control;
+    /// The control for `frame`, from the vehicle's state at the end of the previous frame and
+    /// the other agents' states of that frame.
+    fn control(&mut self, state: &AgentState, others: &[AgentState], frame: u64) -> Control;
 }
 
 /// The controller a scenario asks for; `None` for `external` (controls come from DDS).
@@ -23,19 +31,33 @@ pub trait Controller {
 /// The vehicle's parameters are needed to turn a path curvature into a steer value in
 /// [-1, 1] (wheelbase and largest steering angle).
 pub fn from_spec(
-    spec: &ControllerSpec,
-    vehicle: &VehicleParams,
-) -> Option<Box<dyn Controller + Send>> {
-    match spec {
+    scenario: &Scenario,
+    agent: &AgentSpec,
+    world: &Arc<World>,
+) -> Result<Option<Box<dyn Controller + Send>>, LaneFollowError> {
+    Ok(match &agent.controller {
         ControllerSpec::Waypoints {
             speed,
             path,
             looped,
         } => Some(Box::new(WaypointFollower::new(
-            path, *looped, *speed, vehicle,
+            path,
+            *looped,
+            *speed,
+            &agent.vehicle,
         ))),
+        ControllerSpec::LaneFollow { speed, route, gap } => Some(Box::new(LaneFollower::new(
+            Arc::clone(world),
+            &agent.id,
+            &agent.start,
+            &agent.vehicle,
+            *speed,
+            *gap,
+            route,
+            scenario.scenario.seed,
+        )?)),
         ControllerSpec::External => None,
-    }
+    })
 }
 
 /// Look-ahead distance: `LOOKAHEAD_BASE + LOOKAHEAD_TIME * speed`, within the bounds (m, s).
@@ -298,7 +320,7 @@ impl WaypointFollower {
 }
 
 impl Controller for WaypointFollower {
-    fn control(&mut self, state: &AgentState, frame: u64) -> Control {
+    fn control(&mut self, state: &AgentState, _others: &[AgentState], frame: u64) -> Control {
         let stop = Control {
             frame,
             mode: ControlMode::Pedals,
@@ -405,10 +427,10 @@ mod tests {
     fn degenerate_paths_do_not_panic() {
         let v = VehicleParams::default();
         let mut f = WaypointFollower::new(&[[1.0, 1.0], [1.0, 1.0]], true, 5.0, &v);
-        let c = f.control(&AgentState::default(), 1);
+        let c = f.control(&AgentState::default(), &[], 1);
         assert_eq!(c.brake, 1.0);
         let mut f = WaypointFollower::new(&[], false, 5.0, &v);
-        let c = f.control(&AgentState::default(), 1);
+        let c = f.control(&AgentState::default(), &[], 1);
         assert_eq!(c.brake, 1.0);
     }
 
@@ -416,7 +438,7 @@ mod tests {
     fn steers_towards_a_path_on_the_left() {
         let v = VehicleParams::default();
         let mut f = WaypointFollower::new(&[[0.0, 5.0], [100.0, 5.0]], false, 10.0, &v);
-        let c = f.control(&AgentState::default(), 1);
+        let c = f.control(&AgentState::default(), &[], 1);
         assert!(c.steer > 0.0, "{c:?}");
         assert!(c.throttle > 0.0, "{c:?}");
         assert_eq!(c.frame, 1);

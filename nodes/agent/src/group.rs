@@ -23,6 +23,8 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Result};
 
 use convoy_core::dds::Participant;
+use convoy_core::node::load_scenario;
+use convoy_world::World;
 
 use crate::node::{run, AgentConfig};
 
@@ -47,8 +49,12 @@ pub fn run_agents(mut configs: Vec<AgentConfig>, stop: Arc<AtomicBool>) -> Resul
     }
     let shared = Participant::new(configs[0].node.domain)
         .map_err(|e| anyhow!("cannot join DDS for the agents of this process: {e}"))?;
+    // One static world for all: its road meshes and trimesh shapes are shared, not rebuilt.
+    let scenario = load_scenario(&configs[0].node)?;
+    let world = Arc::new(World::for_scenario(&scenario)?);
     for config in &mut configs {
         config.participant = Some(shared.clone());
+        config.world = Some(Arc::clone(&world));
     }
     let mut threads = Vec::with_capacity(configs.len());
     let mut failed = Vec::new();

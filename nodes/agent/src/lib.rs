@@ -1,10 +1,12 @@
 //! convoy-agent: one vehicle with its own rapier3d physics; every other agent is a kinematic
 //! "zombie" (DESIGN.md, "Time, clock and determinism").
 //!
-//! - [`world`]: everything one agent process simulates: ground, static map boxes, its own
+//! - [`world`]: everything one agent process simulates: ground, static map boxes, road and mesh
+//!   surfaces (from `convoy-world`), its own
 //!   vehicle and the zombies; stepped with CARLA-style substeps;
 //! - [`vehicle`]: the drive model (pedals or velocity commands turned into tire impulses);
-//! - [`controller`]: built-in controllers (waypoint following) that produce [`Control`]s;
+//! - [`controller`]: built-in controllers (waypoint following, [`lane_follow`]ing on an
+//!   OpenDRIVE map) that produce [`Control`]s;
 //! - [`lockstep`]: what the agent does with each Tick (the frame logic);
 //! - [`node`]: the node: its DDS endpoints, and the listeners that step it in the receive
 //!   thread; [`outbox`]: writes that wait for the agent's own thread;
@@ -16,6 +18,7 @@
 
 pub mod controller;
 pub mod group;
+pub mod lane_follow;
 pub mod lockstep;
 pub mod node;
 pub mod outbox;
@@ -24,6 +27,7 @@ pub mod world;
 mod zombies;
 
 pub use controller::{from_spec, Controller, WaypointFollower};
+pub use lane_follow::LaneFollower;
 pub use vehicle::Vehicle;
 pub use world::{substeps, AgentWorld, WorldError};
 

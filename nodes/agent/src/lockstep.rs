@@ -434,7 +434,7 @@ impl Agent {
             .world
             .state(tick.frame - 1, tick.sim_time_ns - tick.dt_ns);
         let control = match self.controller.as_mut() {
-            Some(c) => c.control(&now_state, tick.frame),
+            Some(c) => c.control(&now_state, zombies, tick.frame),
             None => {
                 // A bridge holding the lockstep for its stack answers frame N only once this
                 // agent's reader acknowledged the stack's control for N+1, but the wait set

@@ -52,6 +52,7 @@ fn main() -> ExitCode {
                 agent_id,
                 hooks: hooks.clone(),
                 participant: None,
+                world: None,
             })
             .collect();
         run_agents(configs, stop).map_err(|e| anyhow::anyhow!("{e:#}"))

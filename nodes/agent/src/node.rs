@@ -18,7 +18,9 @@ use convoy_core::dds::{Listening, Participant, WaitSet};
 use convoy_core::messages::AgentState;
 use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::scenario::{ClockMode, Exchange};
+use convoy_core::status::announce_world_digests;
 use convoy_core::topics;
+use convoy_world::World;
 
 use crate::controller;
 use crate::lockstep::{Agent, TestHooks};
@@ -42,6 +44,8 @@ pub struct AgentConfig {
     /// The DDS participant this agent shares with the other agents of its process (none: it
     /// makes its own), see [`crate::group`].
     pub participant: Option<Participant>,
+    /// The static world, loaded once for the agents of a process (none: the agent loads it).
+    pub world: Option<Arc<World>>,
 }
 
 pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
@@ -91,12 +95,18 @@ pub fn run(config: AgentConfig, stop: Arc<AtomicBool>) -> Result<()> {
         }
     }
 
-    let world = AgentWorld::new(&scenario, &id).map_err(|e| anyhow!("agent '{id}': {e}"))?;
+    let map = match &config.world {
+        Some(shared) => Arc::clone(shared),
+        None => Arc::new(World::for_scenario(&scenario)?),
+    };
+    announce_world_digests(&mut beacon, &map.digests());
+    let world = AgentWorld::new(&scenario, &map, &id).map_err(|e| anyhow!("agent '{id}': {e}"))?;
+    let controller = controller::from_spec(&scenario, &spec, &map)?;
     let agent = Arc::new(Mutex::new(Agent::new(
         id.clone(),
         scenario,
         world,
-        controller::from_spec(&spec.controller, &spec.vehicle),
+        controller,
         control,
         Outbox::new(outputs, wake),
         config.hooks.clone(),

@@ -202,12 +202,12 @@ impl Vehicle {
     pub fn spawn(
         world: &mut PhysicsWorld,
         params: &VehicleParams,
-        x: f64,
-        y: f64,
+        surface: [f64; 3],
         yaw: f64,
     ) -> Vehicle {
         let [hx, hy, hz] = params.half_extents;
-        let pose = Pose::from_parts(Vector::new(x, y, hz), yaw_rotation(yaw));
+        let [x, y, z] = surface;
+        let pose = Pose::from_parts(Vector::new(x, y, z + hz), yaw_rotation(yaw));
         let body = RigidBodyBuilder::dynamic()
             .pose(pose)
             .enabled_rotations(false, false, true)
@@ -238,7 +238,7 @@ impl Vehicle {
         self.collider
     }
 
-    /// Height of the body's centre when it rests on the ground.
+    /// Height of the body's centre above the surface it rests on.
     pub fn rest_height(&self) -> f64 {
         self.params.half_extents[2]
     }

@@ -1,4 +1,5 @@
-//! Everything one agent process simulates: the flat ground, the static map boxes, its own
+//! Everything one agent process simulates: the ground, the static map boxes, the world's road
+//! surfaces and meshes (trimesh colliders shared from [`convoy_world::World`]), its own
 //! vehicle (a dynamic rigid body, see [`crate::vehicle`]) and every other agent as a kinematic
 //! "zombie" box (SynChrono's scheme, DESIGN.md "Time, clock and determinism").
 //!
@@ -30,8 +31,9 @@
 
 use convoy_core::messages::{AgentState, Control, Pose as PoseMsg, Quat, Twist, Vec3};
 use convoy_core::scenario::{Scenario, VehicleParams};
+use convoy_world::{Material, World};
 use rapier3d_f64::prelude::{
-    CoefficientCombineRule, ColliderBuilder, PhysicsWorld, Pose, Rotation, Vector,
+    CoefficientCombineRule, ColliderBuilder, PhysicsWorld, Pose, QueryFilter, Ray, Rotation, Vector,
 };
 
 use crate::vehicle::{heading, yaw_rotation, Command, Vehicle, BODY_FRICTION, GRAVITY};
@@ -41,6 +43,12 @@ use crate::zombies::{Reach, Zombies};
 const GROUND_THICKNESS: f64 = 2.0;
 /// How far above its resting height the body may be and still have its wheels on the ground.
 const GROUNDED_TOLERANCE: f64 = 0.1;
+/// The steepest grade (rise over run) a level body still counts as grounded on: on a slope the
+/// level box rests on one edge, its centre that much higher per metre of half length.
+const GROUNDED_GRADE: f64 = 0.12;
+/// A teleport looks for the surface under its target from this height down (metres; far above
+/// any road, under any bridge deck a map would stack on it).
+const TELEPORT_PROBE_HEIGHT: f64 = 1000.0;
 /// A unit quaternion within this much of norm 1 is accepted (the same rule as
 /// `convoy_core::world::check_command`, so coordinator and agent agree).
 const UNIT_TOLERANCE: f64 = 1e-3;
@@ -58,6 +66,8 @@ pub enum WorldError {
     /// checked again because a `Scenario` can also be built in code).
     #[error("invalid scenario: {0}")]
     InvalidScenario(String),
+    #[error(transparent)]
+    Map(#[from] convoy_world::WorldError),
 }
 
 /// The number of equal physics substeps for a frame of `dt` seconds: `ceil(dt / max_delta)`,
@@ -117,6 +127,8 @@ pub struct AgentWorld {
     vehicle: Vehicle,
     zombies: Zombies,
     ground_half_extents: [f64; 2],
+    /// Height of the top of the ground plane.
+    ground_z: f64,
     max_substep_delta: f64,
     max_substeps: u32,
     /// World-frame acceleration over the last step.
@@ -135,8 +147,13 @@ impl std::fmt::Debug for AgentWorld {
 }
 
 impl AgentWorld {
-    /// Builds the world of agent `agent_id`: ground, map boxes, and its vehicle at its start pose.
-    pub fn new(scenario: &Scenario, agent_id: &str) -> Result<AgentWorld, WorldError> {
+    /// Builds the world of agent `agent_id`: ground, map boxes, the static world's surfaces,
+    /// and its vehicle at its start pose.
+    pub fn new(
+        scenario: &Scenario,
+        world: &World,
+        agent_id: &str,
+    ) -> Result<AgentWorld, WorldError> {
         let spec = scenario
             .agent(agent_id)
             .ok_or_else(|| WorldError::UnknownAgent(agent_id.to_string()))?;
@@ -149,8 +166,11 @@ impl AgentWorld {
             )));
         }
         check_vehicle(agent_id, &spec.vehicle)?;
-        let start = spec.start;
-        if ![start.x, start.y, start.yaw].iter().all(|v| v.is_finite()) {
+        let start = world.start_of(&spec.start)?;
+        if ![start.x, start.y, start.z, start.yaw]
+            .iter()
+            .all(|v| v.is_finite())
+        {
             return Err(WorldError::BadPose(format!(
                 "start pose of '{agent_id}' is not finite"
             )));
@@ -169,13 +189,28 @@ impl AgentWorld {
 
         // The ground is frictionless: the vehicle model supplies the tire forces. `Multiply`
         // outranks the default `Average`, so every pair with the ground gets 0 * mu = 0.
+        let ground_z = world.ground_z;
         physics.insert_collider(
             ColliderBuilder::cuboid(hx, hy, GROUND_THICKNESS / 2.0)
-                .translation(Vector::new(0.0, 0.0, -GROUND_THICKNESS / 2.0))
+                .translation(Vector::new(0.0, 0.0, ground_z - GROUND_THICKNESS / 2.0))
                 .friction(0.0)
                 .friction_combine_rule(CoefficientCombineRule::Multiply),
             None,
         );
+        // Roads are frictionless like the ground (the tires are modelled); buildings and other
+        // meshes are walls a car slides along.
+        for shape in world.solid_shapes() {
+            let friction = match shape.material {
+                Material::Building | Material::Vegetation => BODY_FRICTION,
+                _ => 0.0,
+            };
+            physics.insert_collider(
+                ColliderBuilder::new(shape.shape.clone())
+                    .friction(friction)
+                    .friction_combine_rule(CoefficientCombineRule::Multiply),
+                None,
+            );
+        }
         for b in &map.boxes {
             let [x, y, z] = b.center;
             let [ex, ey, ez] = b.half_extents;
@@ -195,13 +230,19 @@ impl AgentWorld {
             );
         }
 
-        let vehicle = Vehicle::spawn(&mut physics, &spec.vehicle, start.x, start.y, start.yaw);
+        let vehicle = Vehicle::spawn(
+            &mut physics,
+            &spec.vehicle,
+            [start.x, start.y, start.z],
+            start.yaw,
+        );
         Ok(AgentWorld {
             physics,
             agent_id: agent_id.to_string(),
             vehicle,
             zombies: Zombies::default(),
             ground_half_extents: [hx, hy],
+            ground_z,
             max_substep_delta: scenario.scenario.max_substep_delta,
             max_substeps: scenario.scenario.max_substeps,
             accel: Vector::ZERO,
@@ -296,10 +337,28 @@ impl AgentWorld {
             return false;
         };
         let p = body.translation();
-        let rest = self.vehicle.rest_height();
-        self.is_on_map(p.x, p.y)
-            && p.z <= rest + GROUNDED_TOLERANCE
-            && p.z >= rest - GROUNDED_TOLERANCE
+        if !self.is_on_map(p.x, p.y) {
+            return false;
+        }
+        let Some(surface) = self.surface_below(p) else {
+            return false;
+        };
+        let [hx, _, hz] = self.vehicle.params().half_extents;
+        let above = p.z - surface;
+        above >= hz - GROUNDED_TOLERANCE && above <= hz + GROUNDED_TOLERANCE + GROUNDED_GRADE * hx
+    }
+
+    /// The height of the highest static surface (ground, road, mesh) under `p`, looking down
+    /// from a little above it; `None` when nothing is within reach below.
+    fn surface_below(&self, p: Vector) -> Option<f64> {
+        let [_, _, hz] = self.vehicle.params().half_extents;
+        let from = Vector::new(p.x, p.y, p.z + hz);
+        let reach = 4.0 * hz + 2.0;
+        let query = self
+            .physics
+            .query_pipeline_with_filter(QueryFilter::only_fixed());
+        let (_, toi) = query.cast_ray(&Ray::new(from, -Vector::Z), reach, true)?;
+        Some(from.z - toi)
     }
 
     /// The own vehicle's state now: pose, twist (world frame), acceleration over the last step
@@ -337,10 +396,10 @@ impl AgentWorld {
         }
     }
 
-    /// Puts the vehicle at rest on the ground at the pose's (x, y), heading where the pose's
-    /// forward axis points. The pose's z, roll and pitch are ignored: the vehicle drives on the
-    /// flat ground with roll and pitch locked, and a body placed in or above the ground would
-    /// be thrown out of it or dropped. Rejects non-finite values, a non-unit quaternion and
+    /// Puts the vehicle at rest on the surface at the pose's (x, y), heading where the pose's
+    /// forward axis points. The pose's z, roll and pitch are ignored: the vehicle drives with
+    /// roll and pitch locked, and a body placed in or above the surface would be thrown out of
+    /// it or dropped. Rejects non-finite values, a non-unit quaternion and
     /// positions off the ground plane.
     pub fn teleport(&mut self, pose: PoseMsg) -> Result<(), WorldError> {
         let p = pose.position;
@@ -372,7 +431,18 @@ impl AgentWorld {
             q.z / norm,
             q.w / norm,
         ));
-        let rest = self.vehicle.rest_height();
+        // The highest surface under the target, looked for from well above any road.
+        let probe = Vector::new(p.x, p.y, TELEPORT_PROBE_HEIGHT);
+        let surface = self
+            .physics
+            .query_pipeline_with_filter(QueryFilter::only_fixed())
+            .cast_ray(
+                &Ray::new(probe, -Vector::Z),
+                2.0 * TELEPORT_PROBE_HEIGHT,
+                true,
+            )
+            .map_or(self.ground_z, |(_, toi)| probe.z - toi);
+        let rest = surface + self.vehicle.rest_height();
         let Some(body) = self.physics.bodies.get_mut(self.vehicle.body()) else {
             return Err(WorldError::UnknownAgent(self.agent_id.clone()));
         };

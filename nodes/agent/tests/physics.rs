@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use convoy_agent::controller::{from_spec, Controller};
 use convoy_agent::world::{substeps, AgentWorld, WorldError};
 use convoy_core::messages::{AgentState, Control, ControlMode, Pose, Quat, Vec3};
-use convoy_core::scenario::{ControllerSpec, Scenario};
+use std::sync::Arc;
+
+use convoy_core::scenario::{ControllerSpec, Scenario, StartPose};
+use convoy_world::World;
 
 // ---- helpers ----------------------------------------------------------------------------
 
@@ -98,15 +101,16 @@ struct Fleet {
 impl Fleet {
     fn new(scenario: &Scenario) -> Fleet {
         let ids = scenario.agent_ids();
+        let map = Arc::new(World::for_scenario(scenario).unwrap_or_else(|e| panic!("{e}")));
         let worlds: Vec<AgentWorld> = ids
             .iter()
-            .map(|id| AgentWorld::new(scenario, id).expect("world"))
+            .map(|id| AgentWorld::new(scenario, &map, id).expect("world"))
             .collect();
         let controllers = ids
             .iter()
             .map(|id| {
                 let spec = scenario.agent(id).expect("agent");
-                from_spec(&spec.controller, &spec.vehicle)
+                from_spec(scenario, spec, &map).unwrap_or_else(|e| panic!("{e}"))
             })
             .collect();
         let states = worlds.iter().map(|w| w.state(0, 0)).collect();
@@ -129,7 +133,13 @@ impl Fleet {
         for (i, world) in self.worlds.iter_mut().enumerate() {
             world.set_zombies(&self.states);
             let control = match self.controllers[i].as_mut() {
-                Some(c) => c.control(&self.states[i], self.frame),
+                Some(c) => {
+                    let others: Vec<AgentState> = (self.states.iter().enumerate())
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, s)| s.clone())
+                        .collect();
+                    c.control(&self.states[i], &others, self.frame)
+                }
                 None => external(i, self.frame),
             };
             world.step(&control, self.dt);
@@ -342,12 +352,16 @@ fn zombie_order_does_not_matter() {
     let ids = scenario.agent_ids();
     let others: Vec<AgentState> = ids[1..]
         .iter()
-        .map(|id| AgentWorld::new(&scenario, id).expect("world").state(0, 0))
+        .map(|id| {
+            AgentWorld::new(&scenario, &World::flat(), id)
+                .expect("world")
+                .state(0, 0)
+        })
         .collect();
     let mut reversed = others.clone();
     reversed.reverse();
-    let mut forward_world = AgentWorld::new(&scenario, &ids[0]).expect("world");
-    let mut reverse_world = AgentWorld::new(&scenario, &ids[0]).expect("world");
+    let mut forward_world = AgentWorld::new(&scenario, &World::flat(), &ids[0]).expect("world");
+    let mut reverse_world = AgentWorld::new(&scenario, &World::flat(), &ids[0]).expect("world");
     for frame in 1..=50 {
         forward_world.set_zombies(&others);
         reverse_world.set_zombies(&reversed);
@@ -375,7 +389,11 @@ fn a_bad_state_leaves_no_zombie_until_a_good_one_comes() {
     let ids = scenario.agent_ids();
     let good: Vec<AgentState> = ids
         .iter()
-        .map(|id| AgentWorld::new(&scenario, id).expect("world").state(0, 0))
+        .map(|id| {
+            AgentWorld::new(&scenario, &World::flat(), id)
+                .expect("world")
+                .state(0, 0)
+        })
         .collect();
     let mut bad = good.clone();
     bad[2].pose.position.x = f64::NAN;
@@ -386,7 +404,7 @@ fn a_bad_state_leaves_no_zombie_until_a_good_one_comes() {
         .filter(|(i, _)| ![0, 2, 5].contains(i))
         .map(|(_, id)| id.clone())
         .collect();
-    let mut world = AgentWorld::new(&scenario, &ids[0]).expect("world");
+    let mut world = AgentWorld::new(&scenario, &World::flat(), &ids[0]).expect("world");
     // Sorted (as a Tick carries them), then reversed with a stale repeat of each bad state.
     assert!(world.set_zombies(&bad));
     assert_eq!(world.zombie_ids(), without_bad);
@@ -541,7 +559,7 @@ controller = {{ kind = "external" }}
 #[test]
 fn teleport_checks_the_pose() {
     let scenario = head_on_scenario();
-    let mut world = AgentWorld::new(&scenario, "a").expect("world");
+    let mut world = AgentWorld::new(&scenario, &World::flat(), "a").expect("world");
     let at = |x: f64, y: f64| Pose {
         position: Vec3::new(x, y, 0.0),
         orientation: Quat::IDENTITY,
@@ -594,7 +612,7 @@ fn teleport_checks_the_pose() {
         "{s:?}"
     );
     assert!(matches!(
-        AgentWorld::new(&scenario, "nobody"),
+        AgentWorld::new(&scenario, &World::flat(), "nobody"),
         Err(WorldError::UnknownAgent(_))
     ));
 }
@@ -605,19 +623,23 @@ fn unusable_vehicles_are_rejected() {
     let mut s = head_on_scenario();
     s.agents[0].vehicle.max_steer = 1.6; // past 90°: tan() flips sign
     assert!(matches!(
-        AgentWorld::new(&s, "a"),
+        AgentWorld::new(&s, &World::flat(), "a"),
         Err(WorldError::InvalidScenario(_))
     ));
     let mut s = head_on_scenario();
     s.agents[0].vehicle.mass = 0.0;
     assert!(matches!(
-        AgentWorld::new(&s, "a"),
+        AgentWorld::new(&s, &World::flat(), "a"),
         Err(WorldError::InvalidScenario(_))
     ));
     let mut s = head_on_scenario();
-    s.agents[0].start.x = 1e4;
+    s.agents[0].start = StartPose::Pose {
+        x: 1e4,
+        y: 0.0,
+        yaw: 0.0,
+    };
     assert!(matches!(
-        AgentWorld::new(&s, "a"),
+        AgentWorld::new(&s, &World::flat(), "a"),
         Err(WorldError::OffMap { .. })
     ));
 }
@@ -645,7 +667,7 @@ start = { x = 0.0, y = 0.0 }
 controller = { kind = "external" }
 "#,
     );
-    let mut world = AgentWorld::new(&scenario, "car").expect("world");
+    let mut world = AgentWorld::new(&scenario, &World::flat(), "car").expect("world");
     world.step(&pedals(1, 1.0, 0.0, 0.0), 0.05);
     assert_eq!(world.last_substeps(), 5);
 }
@@ -655,7 +677,7 @@ controller = { kind = "external" }
 #[test]
 fn velocity_mode_tracks_speed_and_yaw_rate() {
     let scenario = head_on_scenario();
-    let mut world = AgentWorld::new(&scenario, "a").expect("world");
+    let mut world = AgentWorld::new(&scenario, &World::flat(), "a").expect("world");
     let command = |frame| Control {
         frame,
         mode: ControlMode::Velocity,
@@ -679,7 +701,8 @@ fn shipped_scenarios_load() {
         let s = load(name);
         assert!(s.deterministic(), "{name}");
         for agent in &s.agents {
-            AgentWorld::new(&s, &agent.id).unwrap_or_else(|e| panic!("{name}: {e}"));
+            AgentWorld::new(&s, &World::flat(), &agent.id)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
         }
     }
     let sixteen = load("sixteen_cars.toml");
@@ -697,7 +720,7 @@ fn sixteen_cars_drive_their_loop_without_crashing() {
         .iter()
         .map(|id| match &scenario.agent(id).expect("agent").controller {
             ControllerSpec::Waypoints { path, .. } => path.clone(),
-            ControllerSpec::External => panic!("{id} has no path"),
+            _ => panic!("{id} has no path"),
         })
         .collect();
     let mut closest = f64::INFINITY;

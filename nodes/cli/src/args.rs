@@ -112,6 +112,28 @@ pub enum Command {
     Experiment(crate::experiment::ExperimentArgs),
     /// Watch a run live: a Foxglove WebSocket server (scene, cameras, lidar, clock, assignments)
     View(ViewArgs),
+    /// Maps: what an OpenDRIVE file holds
+    #[command(subcommand)]
+    Map(MapCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MapCommand {
+    /// Roads, junctions, lanes by type, total length and bounds of an OpenDRIVE file
+    Info(MapInfoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MapInfoArgs {
+    /// The OpenDRIVE file (.xodr)
+    pub file: PathBuf,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+    /// Also write every driving lane's centre line (road, section, lane id, points) as JSON to
+    /// FILE: the input of the independent check tests/interop/xodr_centres.py
+    #[arg(long, value_name = "FILE")]
+    pub lane_centres: Option<PathBuf>,
 }
 
 /// Also what the benches and `convoy launch` run a scenario with (`Default`: none set).

@@ -10,6 +10,7 @@ pub mod host;
 pub mod launch;
 pub mod launch_cmd;
 pub mod launch_nodes;
+pub mod map_cmd;
 pub mod png_save;
 pub mod process;
 pub mod qos_cmd;
@@ -31,7 +32,7 @@ use convoy_core::node::NodeArgs;
 use convoy_core::qos::{QosSet, QosSpec};
 use convoy_core::scenario::resolve_path;
 
-use args::{Cli, Command, NetnsCommand, QosCommand, TopicCommand};
+use args::{Cli, Command, MapCommand, NetnsCommand, QosCommand, TopicCommand};
 
 /// Parses the command line, runs the command, prints an error chain on failure.
 pub fn main() -> ExitCode {
@@ -94,6 +95,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Record(a) => record_cmd::record(cli.domain, cli.qos.as_ref(), &a),
         Command::Replay(a) => record_cmd::replay(cli.domain, cli.qos.as_ref(), &a),
         Command::View(a) => view(cli.domain, cli.qos, &a),
+        Command::Map(MapCommand::Info(a)) => map_cmd::info(&a),
     }
 }
 

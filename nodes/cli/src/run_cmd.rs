@@ -112,6 +112,7 @@ pub fn scenario_nodes(
     } = extra;
     let path = resolve_path(&args.scenario);
     let scenario = Scenario::load(&path)?;
+    check_world(&scenario)?;
     // Absolute paths: a node may run on another host or in another working directory.
     let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let path = absolute(&path);
@@ -307,4 +308,21 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
     );
     let stop = stop_flag()?;
     run_until_done(&nodes, "coordinator", &stop, true, |_| {})
+}
+
+/// Loads the scenario's world once before any node starts, so a bad map file or a start on a
+/// lane that does not exist fails here, naming the file, instead of in every node.
+pub fn check_world(scenario: &Scenario) -> Result<()> {
+    if !scenario.has_map_files() {
+        return Ok(());
+    }
+    let world = convoy_world::World::load(scenario)?;
+    let names: Vec<&str> = world.files.iter().map(|f| f.name.as_str()).collect();
+    println!(
+        "world: {} ({} triangles, loaded in {:.0} ms)",
+        names.join(", "),
+        world.triangle_count(),
+        world.load_ms
+    );
+    Ok(())
 }

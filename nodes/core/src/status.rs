@@ -236,3 +236,50 @@ impl StatusBeacon {
         }
     }
 }
+
+/// The prefix of the status counters that carry a node's world digest: `world/<file>` = the
+/// first 64 bits of the SHA-256 of a map file, as the scenario names it (convoy-world computes
+/// them). The coordinator compares them with its own (DESIGN.md, "Worlds and maps").
+pub const WORLD_COUNTER_PREFIX: &str = "world/";
+
+/// Puts a world's file digests (`(name, digest)`) in the node's status.
+pub fn announce_world_digests(beacon: &mut StatusBeacon, digests: &[(String, u64)]) {
+    for (name, digest) in digests {
+        beacon.set_counter(&format!("{WORLD_COUNTER_PREFIX}{name}"), *digest);
+    }
+}
+
+/// Why a node's world differs from `own` (the coordinator's digests), naming the file, the node
+/// and its host; `None` when they agree or the node announces no world (a node that does not
+/// load one: a bridge without a view, a tool).
+pub fn world_mismatch(own: &[(String, u64)], status: &NodeStatus) -> Option<String> {
+    let theirs: BTreeMap<&str, u64> = status
+        .counters
+        .iter()
+        .filter_map(|c| {
+            c.name
+                .strip_prefix(WORLD_COUNTER_PREFIX)
+                .map(|n| (n, c.value))
+        })
+        .collect();
+    if theirs.is_empty() {
+        return None;
+    }
+    let ours: BTreeMap<&str, u64> = own.iter().map(|(n, d)| (n.as_str(), *d)).collect();
+    let who = format!("node {} on host {}", status.node_id, status.host);
+    for (name, digest) in &ours {
+        match theirs.get(name) {
+            None => return Some(format!("{who} has no map file '{name}' in its world")),
+            Some(d) if d != digest => {
+                return Some(format!(
+                    "map file '{name}' differs on {who} (digest {d:016x}, the coordinator's \
+                     {digest:016x}): every host must have the same copy"
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    theirs.keys().find(|n| !ours.contains_key(*n)).map(|name| {
+        format!("{who} loads map file '{name}', which the coordinator's scenario does not name")
+    })
+}

@@ -1,6 +1,11 @@
 //! Lidar: a spinning multi-channel range sensor, simulated by casting one ray per channel and
-//! column through rapier3d's query pipeline against the scenario's static map (ground and map
-//! boxes) and every agent's box as it stands in the sample's frame.
+//! column through rapier3d's query pipeline against the scenario's static world (ground, map
+//! boxes, road surfaces, road marks and meshes from convoy-world) and every agent's box as it
+//! stands in the sample's frame.
+//!
+//! Intensity is the reflectivity of what the ray hit (each collider carries its
+//! [`Material`] in its user data: paint is bright, asphalt dark, cars in between) times the
+//! cosine of the angle of incidence, fading with range.
 //!
 //! [`LidarScene`] is the data: a collider set built once from the scenario, whose agent boxes
 //! are moved to each frame's states before a scan. [`scan`](LidarScene::scan) is the algorithm:
@@ -13,6 +18,7 @@ use std::collections::BTreeMap;
 
 use convoy_core::messages::{AgentState, PointCloud, PointField, PointFieldType, SensorHeader};
 use convoy_core::scenario::{Scenario, SensorSpec};
+use convoy_world::{Material, World};
 use rapier3d_f64::prelude::{
     ColliderBuilder, ColliderHandle, PhysicsWorld, Pose, QueryFilter, Ray, Rotation, Vector,
 };
@@ -23,6 +29,29 @@ use crate::noise::Noise;
 pub const POINT_STEP: u32 = 24;
 /// Where an agent's box waits when its state is not known for a frame: far below the ground.
 const PARKED_Z: f64 = -10_000.0;
+/// Collider user data of an agent's box (materials use their index in [`Material::ALL`]).
+const VEHICLE_TAG: u128 = u128::MAX;
+/// Lidar reflectivity of a car's body (painted metal).
+const VEHICLE_REFLECTIVITY: f32 = 0.6;
+
+/// The collider user data of a static surface of `material`.
+fn material_tag(material: Material) -> u128 {
+    Material::ALL
+        .iter()
+        .position(|m| *m == material)
+        .map_or(0, |i| i as u128)
+}
+
+/// The reflectivity of what a collider with user data `tag` is made of.
+fn reflectivity_of(tag: u128) -> f32 {
+    if tag == VEHICLE_TAG {
+        return VEHICLE_REFLECTIVITY;
+    }
+    usize::try_from(tag)
+        .ok()
+        .and_then(|i| Material::ALL.get(i))
+        .map_or(Material::Ground.reflectivity(), |m| m.reflectivity())
+}
 
 /// A lidar's geometry and rate, from its [`SensorSpec`] (defaults: a 32-channel, 1024-column
 /// roof lidar, +15..-25 degrees, 0.5-100 m).
@@ -100,15 +129,25 @@ fn position_of(state: &AgentState) -> Vector {
 }
 
 impl LidarScene {
-    /// The scenario's ground, map boxes and one box per agent (parked until placed).
-    pub fn new(scenario: &Scenario) -> LidarScene {
+    /// The scenario's ground, map boxes, the world's surfaces and one box per agent (parked
+    /// until placed).
+    pub fn new(scenario: &Scenario, statics: &World) -> LidarScene {
         let mut world = PhysicsWorld::new();
         let [hx, hy] = scenario.map.ground_half_extents;
-        // The ground: a thin slab whose top is z = 0, as in the agents' physics.
+        // The ground: a thin slab whose top is the world's ground height, as in the agents'
+        // physics.
         world.insert_collider(
-            ColliderBuilder::cuboid(hx, hy, 0.05).translation(Vector::new(0.0, 0.0, -0.05)),
+            ColliderBuilder::cuboid(hx, hy, 0.05)
+                .translation(Vector::new(0.0, 0.0, statics.ground_z - 0.05))
+                .user_data(material_tag(Material::Ground)),
             None,
         );
+        for shape in statics.all_shapes() {
+            world.insert_collider(
+                ColliderBuilder::new(shape.shape.clone()).user_data(material_tag(shape.material)),
+                None,
+            );
+        }
         for b in &scenario.map.boxes {
             let [x, y, z] = b.center;
             let [ex, ey, ez] = b.half_extents;
@@ -116,7 +155,8 @@ impl LidarScene {
             let yaw = Rotation::from_xyzw(0.0, 0.0, half_yaw.sin(), half_yaw.cos());
             world.insert_collider(
                 ColliderBuilder::cuboid(ex, ey, ez)
-                    .position(Pose::from_parts(Vector::new(x, y, z), yaw)),
+                    .position(Pose::from_parts(Vector::new(x, y, z), yaw))
+                    .user_data(material_tag(Material::Building)),
                 None,
             );
         }
@@ -124,7 +164,9 @@ impl LidarScene {
         for agent in &scenario.agents {
             let [ex, ey, ez] = agent.vehicle.half_extents;
             let handle = world.insert_collider(
-                ColliderBuilder::cuboid(ex, ey, ez).translation(Vector::new(0.0, 0.0, PARKED_Z)),
+                ColliderBuilder::cuboid(ex, ey, ez)
+                    .translation(Vector::new(0.0, 0.0, PARKED_Z))
+                    .user_data(VEHICLE_TAG),
                 None,
             );
             agents.insert(agent.id.clone(), handle);
@@ -204,17 +246,26 @@ impl LidarScene {
                                     elevation.sin(),
                                 );
                                 let ray = Ray::new(origin, rotation * local);
-                                let Some((_, toi)) = query.cast_ray(&ray, params.max_range, true)
+                                let Some((hit, intersection)) =
+                                    query.cast_ray_and_get_normal(&ray, params.max_range, true)
                                 else {
                                     continue;
                                 };
+                                let toi = intersection.time_of_impact;
                                 let range = toi + noise.gaussian(params.range_sigma);
                                 if range < params.min_range || toi > params.max_range {
                                     continue;
                                 }
                                 let point = local * range;
-                                // Returns fade with distance (a simple reflectivity model).
-                                let intensity = (1.0 - range / params.max_range).clamp(0.0, 1.0);
+                                // What was hit, how squarely, and how far away.
+                                let reflectivity = world
+                                    .colliders
+                                    .get(hit)
+                                    .map_or(0.0, |c| reflectivity_of(c.user_data));
+                                let incidence = intersection.normal.dot(ray.dir).abs();
+                                let fade = (1.0 - 0.5 * range / params.max_range).clamp(0.0, 1.0);
+                                let intensity =
+                                    f64::from(reflectivity) * (0.5 + 0.5 * incidence) * fade;
                                 for v in [point.x, point.y, point.z, intensity] {
                                     out.extend_from_slice(&(v as f32).to_le_bytes());
                                 }
@@ -292,6 +343,7 @@ pub fn points(cloud: &PointCloud) -> Vec<Point> {
 mod tests {
     use super::*;
     use crate::fixtures::{state, two_cars, walled_yard};
+    use convoy_world::World;
 
     fn params(channels: u32, columns: u32, noise: f64) -> LidarParams {
         LidarParams {
@@ -327,7 +379,7 @@ mod tests {
 
     #[test]
     fn a_wall_at_distance_d_returns_points_at_d() {
-        let mut scene = LidarScene::new(&walled_yard());
+        let mut scene = LidarScene::new(&walled_yard(), &World::flat());
         let ego = state("ego", 3, 0.0, 0.0);
         let p = params(16, 360, 1.0);
         // car_2 parked out of the way: only the walls and the ground.
@@ -347,7 +399,7 @@ mod tests {
 
     #[test]
     fn every_ring_has_a_point_per_column_in_a_closed_yard() {
-        let mut scene = LidarScene::new(&walled_yard());
+        let mut scene = LidarScene::new(&walled_yard(), &World::flat());
         let ego = state("ego", 3, 0.0, 0.0);
         let p = params(8, 256, 1.0);
         let cloud = scan(&mut scene, &ego, &[], &p, 3);
@@ -364,7 +416,7 @@ mod tests {
 
     #[test]
     fn nothing_beyond_max_range() {
-        let mut scene = LidarScene::new(&two_cars());
+        let mut scene = LidarScene::new(&two_cars(), &World::flat());
         let ego = state("ego", 3, 0.0, 0.0);
         let mut p = params(16, 180, 1.0);
         p.max_range = 20.0;
@@ -381,7 +433,7 @@ mod tests {
 
     #[test]
     fn the_other_car_shows_up_where_it_is_and_the_own_box_does_not() {
-        let mut scene = LidarScene::new(&two_cars());
+        let mut scene = LidarScene::new(&two_cars(), &World::flat());
         let ego = state("ego", 3, 0.0, 0.0);
         let car = state("car_2", 3, 10.0, 0.0);
         let p = params(16, 720, 0.0);
@@ -411,7 +463,7 @@ mod tests {
 
     #[test]
     fn a_scan_is_the_same_every_time() {
-        let mut scene = LidarScene::new(&walled_yard());
+        let mut scene = LidarScene::new(&walled_yard(), &World::flat());
         let ego = state("ego", 3, 1.0, 2.0);
         let p = params(16, 512, 1.0);
         let a = scan(&mut scene, &ego, &[], &p, 3);

@@ -34,7 +34,7 @@ pub fn ring_scenario(agents: usize) -> Scenario {
             let a = 2.0 * PI * i as f64 / agents as f64;
             AgentSpec {
                 id: format!("car_{i:02}"),
-                start: StartPose {
+                start: StartPose::Pose {
                     x: radius * a.cos(),
                     y: radius * a.sin(),
                     yaw: a + PI / 2.0,
@@ -50,6 +50,7 @@ pub fn ring_scenario(agents: usize) -> Scenario {
         })
         .collect();
     Scenario {
+        file: Default::default(),
         scenario: Settings {
             name: "bench_ring".into(),
             seed: 1,

@@ -135,14 +135,19 @@ struct Coordinator {
     sensor_nodes_seen: std::collections::BTreeSet<String>,
     /// Placement starts once this many sensor nodes registered (startup).
     sensors_placed: bool,
+    /// The digests of the scenario's map files, which every node's must match.
+    world_digests: Vec<(String, u64)>,
 }
 
 pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSummary> {
     let NodeContext {
         scenario,
         node,
-        beacon,
+        mut beacon,
     } = NodeContext::start(&config.node, NodeId::Coordinator)?;
+    // Only the files are read and hashed here: the coordinator builds no world.
+    let world_digests = convoy_world::file_digests(&scenario)?;
+    convoy_core::status::announce_world_digests(&mut beacon, &world_digests);
     if !scenario.deterministic() {
         tracing::warn!(
             "mode {:?} with {:?} steps: this run is not reproducible (determinism needs sync + fixed)",
@@ -180,6 +185,7 @@ pub fn run(config: &CoordinatorConfig, stop: Arc<AtomicBool>) -> Result<RunSumma
         sensors,
         sensor_nodes_seen: Default::default(),
         sensors_placed: false,
+        world_digests,
         mode: scenario.scenario.mode,
         exchange: scenario.scenario.exchange,
         members: scenario.agent_ids(),

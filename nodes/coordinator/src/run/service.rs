@@ -2,6 +2,7 @@
 //! requests), leases, nodes that left and the sensors that move with them.
 
 use super::*;
+use convoy_core::status::world_mismatch;
 
 impl Coordinator {
     /// One round of waiting and handling everything that arrived, feeding `barrier`.
@@ -80,6 +81,9 @@ impl Coordinator {
                 tracing::warn!("{}", other_coordinator(&sample.value));
             }
             let status = sample.value;
+            if let Some(mismatch) = world_mismatch(&self.world_digests, &status) {
+                bail!("refusing {}: {mismatch}", status.node_id);
+            }
             if self.registry.seen(status.clone(), now) {
                 tracing::info!("node {} ({:?}) registered", status.node_id, status.role);
                 if let Some(n) = as_sensor_node(&status) {

@@ -15,6 +15,6 @@ mod id;
 mod process;
 
 pub use args::NodeArgs;
-pub use context::{NodeContext, StartError};
+pub use context::{load_scenario, NodeContext, StartError};
 pub use id::{NodeId, NodeIdError, SensorNodeRole};
 pub use process::{hostname, init_logging, keep_freed_memory, node_main, stop_flag};

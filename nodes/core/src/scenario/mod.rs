@@ -21,6 +21,10 @@ pub const MAX_SUBSTEPS_LIMIT: u32 = 16;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// The file this scenario was loaded from (empty when parsed from text): map files are
+    /// relative to its folder, and world errors name its lines.
+    #[serde(skip)]
+    pub file: PathBuf,
     pub scenario: Settings,
     #[serde(default)]
     pub origin: GeoOrigin,
@@ -134,6 +138,28 @@ pub struct MapSpec {
     /// Static boxes and walls.
     #[serde(default)]
     pub boxes: Vec<BoxSpec>,
+    /// An ASAM OpenDRIVE road network (.xodr), relative to the scenario file.
+    #[serde(default)]
+    pub opendrive: Option<String>,
+    /// Static glTF meshes (.gltf, .glb), relative to the scenario file.
+    #[serde(default)]
+    pub meshes: Vec<MeshSpec>,
+}
+
+/// A glTF file placed in the world.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeshSpec {
+    pub file: String,
+    /// Where the file's origin goes, metres.
+    #[serde(default)]
+    pub position: [f64; 3],
+    /// Rotation about z, radians (counter-clockwise).
+    #[serde(default)]
+    pub yaw: f64,
+    /// Uniform scale.
+    #[serde(default = "one")]
+    pub scale: f64,
 }
 
 fn default_ground() -> [f64; 2] {
@@ -145,6 +171,8 @@ impl Default for MapSpec {
         MapSpec {
             ground_half_extents: default_ground(),
             boxes: Vec::new(),
+            opendrive: None,
+            meshes: Vec::new(),
         }
     }
 }
@@ -171,14 +199,86 @@ pub struct AgentSpec {
     pub sensors: Vec<SensorSpec>,
 }
 
-/// On the ground at (x, y), heading `yaw` (radians, 0 = +x, counter-clockwise).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Where an agent starts: on the ground at (x, y) heading `yaw` (radians, 0 = +x,
+/// counter-clockwise), or on a lane of the OpenDRIVE map (`{ road = "5", lane = -1, s = 20.0 }`,
+/// `s` along the road's reference line), facing the lane's direction of travel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "StartFields", into = "StartFields")]
+pub enum StartPose {
+    Pose { x: f64, y: f64, yaw: f64 },
+    Lane { road: String, lane: i32, s: f64 },
+}
+
+/// The TOML form of [`StartPose`]: one table with the fields of either form.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StartPose {
-    pub x: f64,
-    pub y: f64,
-    #[serde(default)]
-    pub yaw: f64,
+pub struct StartFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    x: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    y: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    yaw: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    road: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lane: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    s: Option<f64>,
+}
+
+impl TryFrom<StartFields> for StartPose {
+    type Error = String;
+    fn try_from(f: StartFields) -> Result<StartPose, String> {
+        match f {
+            StartFields {
+                x: Some(x),
+                y: Some(y),
+                yaw,
+                road: None,
+                lane: None,
+                s: None,
+            } => Ok(StartPose::Pose {
+                x,
+                y,
+                yaw: yaw.unwrap_or(0.0),
+            }),
+            StartFields {
+                x: None,
+                y: None,
+                yaw: None,
+                road: Some(road),
+                lane: Some(lane),
+                s,
+            } => Ok(StartPose::Lane {
+                road,
+                lane,
+                s: s.unwrap_or(0.0),
+            }),
+            _ => Err("start takes either { x, y, yaw } or { road, lane, s } \
+                      (a road id, an OpenDRIVE lane id and s along the road)"
+                .into()),
+        }
+    }
+}
+
+impl From<StartPose> for StartFields {
+    fn from(start: StartPose) -> StartFields {
+        match start {
+            StartPose::Pose { x, y, yaw } => StartFields {
+                x: Some(x),
+                y: Some(y),
+                yaw: Some(yaw),
+                ..StartFields::default()
+            },
+            StartPose::Lane { road, lane, s } => StartFields {
+                road: Some(road),
+                lane: Some(lane),
+                s: Some(s),
+                ..StartFields::default()
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -255,6 +355,22 @@ pub enum ControllerSpec {
     },
     /// Applies `convoy/agent/<id>/control` (from a stack, a bridge or `convoy world`).
     External,
+    /// Follows the centre of its lane at `speed` m/s through lane sections and junctions,
+    /// choosing turns from the run's seeded stream, or along `route` (road ids in order) where
+    /// given; keeps at least `gap` metres to the car ahead in its lane (stops rather than hits
+    /// it). Needs an OpenDRIVE map and a lane start.
+    #[serde(rename = "lane_follow")]
+    LaneFollow {
+        speed: f64,
+        #[serde(default)]
+        route: Vec<String>,
+        #[serde(default = "default_gap")]
+        gap: f64,
+    },
+}
+
+fn default_gap() -> f64 {
+    6.0
 }
 impl std::str::FromStr for ClockMode {
     type Err = String;
@@ -285,7 +401,19 @@ impl Scenario {
     /// Reads, parses and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let (text, file) = config::read(path, "scenario")?;
-        Scenario::from_str(&text, &file)
+        let mut scenario = Scenario::from_str(&text, &file)?;
+        scenario.file = path.to_path_buf();
+        Ok(scenario)
+    }
+
+    /// A file the scenario names (a map or a mesh), relative to the scenario's folder.
+    pub fn map_path(&self, name: &str) -> PathBuf {
+        self.file.parent().unwrap_or(Path::new("")).join(name)
+    }
+
+    /// Whether the world needs more than ground and boxes (an OpenDRIVE map or meshes).
+    pub fn has_map_files(&self) -> bool {
+        self.map.opendrive.is_some() || !self.map.meshes.is_empty()
     }
 
     /// Parses and validates scenario text; `file` names it in errors.
@@ -398,6 +526,54 @@ impl Scenario {
                 );
             }
         }
+        self.validate_map()
+    }
+
+    /// Map files and lane starts that cannot work without a map (the files themselves are
+    /// read by convoy-world, which names them in its errors).
+    fn validate_map(&self) -> Result<(), (String, String)> {
+        let bad = |key: &str, message: String| Err((key.to_string(), message));
+        if let Some(file) = &self.map.opendrive {
+            if file.is_empty() {
+                return bad("opendrive", "map.opendrive is an empty path".into());
+            }
+        }
+        for mesh in &self.map.meshes {
+            let at = format!("\"{}\"", mesh.file);
+            if mesh.file.is_empty() {
+                return bad("meshes", "a map mesh has an empty file".into());
+            }
+            if !(mesh.scale.is_finite() && mesh.scale > 0.0)
+                || mesh
+                    .position
+                    .iter()
+                    .chain([&mesh.yaw])
+                    .any(|v| !v.is_finite())
+            {
+                return bad(
+                    &at,
+                    format!(
+                        "mesh '{}' needs a finite position and yaw and a positive scale",
+                        mesh.file
+                    ),
+                );
+            }
+        }
+        if self.map.opendrive.is_none() {
+            if let Some(agent) = self
+                .agents
+                .iter()
+                .find(|a| matches!(a.start, StartPose::Lane { .. }))
+            {
+                return bad(
+                    &format!("\"{}\"", agent.id),
+                    format!(
+                        "agent '{}' starts on a lane, but [map] names no opendrive file",
+                        agent.id
+                    ),
+                );
+            }
+        }
         Ok(())
     }
 
@@ -442,11 +618,32 @@ impl AgentSpec {
         if v.half_extents.iter().any(|h| !(h.is_finite() && *h > 0.0)) {
             return Err("vehicle.half_extents must be positive".into());
         }
-        if [self.start.x, self.start.y, self.start.yaw]
-            .iter()
-            .any(|v| !v.is_finite())
-        {
-            return Err("start needs finite x, y, yaw".into());
+        match &self.start {
+            StartPose::Pose { x, y, yaw } => {
+                if [x, y, yaw].iter().any(|v| !v.is_finite()) {
+                    return Err("start needs finite x, y, yaw".into());
+                }
+            }
+            StartPose::Lane { road, s, .. } => {
+                if road.is_empty() || !(s.is_finite() && *s >= 0.0) {
+                    return Err(format!(
+                        "start on a lane needs a road id and s >= 0 (got road '{road}', s {s})"
+                    ));
+                }
+            }
+        }
+        if let ControllerSpec::LaneFollow { speed, gap, .. } = &self.controller {
+            if !(speed.is_finite() && *speed >= 0.0) {
+                return Err(format!("controller.speed = {speed} must be >= 0"));
+            }
+            if !(gap.is_finite() && *gap > 0.0) {
+                return Err(format!("controller.gap = {gap} must be positive"));
+            }
+            if !matches!(self.start, StartPose::Lane { .. }) {
+                return Err(
+                    "a lane_follow controller needs a lane start: start = { road, lane, s }".into(),
+                );
+            }
         }
         if let ControllerSpec::Waypoints { speed, path, .. } = &self.controller {
             if !(speed.is_finite() && *speed >= 0.0) {

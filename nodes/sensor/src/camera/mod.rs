@@ -1,6 +1,7 @@
 //! Camera: off-screen wgpu rendering of the scenario's world — the ground, the map's static
-//! boxes and every agent's box in a colour of its own, under one directional light — from a
-//! camera mounted on its agent. One pass writes three targets: colour (rgb8), depth along the
+//! boxes, the world's road surfaces (coloured by lane type), painted road marks and meshes (in
+//! their base colours), and every agent's box in a colour of its own, under one directional
+//! light — from a camera mounted on its agent. One pass writes three targets: colour (rgb8), depth along the
 //! optical axis (32-bit float metres) and semantic class ids; the targets are copied into
 //! read-back buffers that are reused from frame to frame.
 //!
@@ -16,11 +17,11 @@ use convoy_core::messages::AgentState;
 use convoy_core::scenario::{Scenario, SensorSpec};
 use glam::{Mat4, Quat, Vec3};
 
-/// Semantic class ids written to the class target.
-pub const CLASS_SKY: u8 = 0;
-pub const CLASS_GROUND: u8 = 1;
-pub const CLASS_STATIC: u8 = 2;
-pub const CLASS_VEHICLE: u8 = 3;
+/// Semantic class ids written to the class target (one list for every node: convoy-world's).
+pub use convoy_world::surface::{
+    CLASS_BUILDING, CLASS_GROUND, CLASS_LANE_MARKING, CLASS_OTHER, CLASS_ROAD, CLASS_SIDEWALK,
+    CLASS_SKY, CLASS_STATIC, CLASS_VEHICLE,
+};
 
 /// Depth written where nothing is hit (the sky), metres.
 pub const SKY_DEPTH: f32 = f32::INFINITY;

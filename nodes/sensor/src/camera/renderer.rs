@@ -2,8 +2,17 @@
 
 use super::gpu::*;
 use super::readback::PendingFrame;
-use super::scene::{position_of, quat_of};
+use super::scene::{position_of, quat_of, MeshDraw};
 use super::*;
+
+use std::sync::Arc;
+
+/// One static mesh on the GPU.
+struct StaticBuffers {
+    vertices: wgpu::Buffer,
+    count: u32,
+    instance: wgpu::Buffer,
+}
 
 /// The GPU side: device, pipeline, the cube, and targets per image size.
 pub struct Renderer {
@@ -13,6 +22,9 @@ pub struct Renderer {
     globals: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     cube: wgpu::Buffer,
+    /// The static meshes of the scene last rendered, uploaded once: (the scene's meshes, and
+    /// per mesh its vertex buffer, vertex count and instance buffer).
+    statics: Option<(Arc<Vec<MeshDraw>>, Vec<StaticBuffers>)>,
     /// Free target sets by image size: a frame takes one, and gives it back once read.
     pool: TargetPool,
     /// The adapter's name, for logs ("llvmpipe" on lavapipe).
@@ -145,9 +157,39 @@ impl Renderer {
             globals,
             bind_group,
             cube,
+            statics: None,
             pool: TargetPool::default(),
             adapter: format!("{} ({:?})", info.name, info.backend),
         })
+    }
+
+    /// Uploads the scene's static meshes unless they are the ones already on the GPU.
+    fn upload_statics(&mut self, scene: &CameraScene) {
+        if let Some((meshes, _)) = &self.statics {
+            if Arc::ptr_eq(meshes, &scene.meshes) {
+                return;
+            }
+        }
+        let buffer = |label, contents: &[u8]| {
+            wgpu::util::DeviceExt::create_buffer_init(
+                &self.device,
+                &wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents,
+                    usage: wgpu::BufferUsages::VERTEX,
+                },
+            )
+        };
+        let buffers = scene
+            .meshes
+            .iter()
+            .map(|m| StaticBuffers {
+                vertices: buffer("static mesh", bytemuck::cast_slice(&m.vertices)),
+                count: m.vertices.len() as u32,
+                instance: buffer("static mesh instance", bytemuck::bytes_of(&m.instance)),
+            })
+            .collect();
+        self.statics = Some((Arc::clone(&scene.meshes), buffers));
     }
 
     /// Renders `scene` as the camera `params` on `own` sees it (its own box is not drawn) and
@@ -189,6 +231,7 @@ impl Renderer {
         };
         self.queue
             .write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
+        self.upload_statics(scene);
         let instances = scene.instances(&own.agent_id);
         let instance_buf = wgpu::util::DeviceExt::create_buffer_init(
             &self.device,
@@ -257,6 +300,13 @@ impl Renderer {
             pass.set_vertex_buffer(0, self.cube.slice(..));
             pass.set_vertex_buffer(1, instance_buf.slice(..));
             pass.draw(0..36, 0..instances.len() as u32);
+            if let Some((_, meshes)) = &self.statics {
+                for mesh in meshes {
+                    pass.set_vertex_buffer(0, mesh.vertices.slice(..));
+                    pass.set_vertex_buffer(1, mesh.instance.slice(..));
+                    pass.draw(0..mesh.count, 0..1);
+                }
+            }
         }
         let copy = |encoder: &mut wgpu::CommandEncoder,
                     tex: &wgpu::Texture,

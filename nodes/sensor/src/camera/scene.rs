@@ -1,8 +1,48 @@
-//! What a camera sees, as data: the static boxes of the map and one box per agent, moved to
-//! each frame's states.
+//! What a camera sees, as data: the static boxes of the map, the world's surfaces as triangle
+//! meshes (flat-shaded, one colour and class each), and one box per agent, moved to each
+//! frame's states.
 
-use super::gpu::InstanceRaw;
+use std::sync::Arc;
+
+use convoy_world::World;
+
+use super::gpu::{InstanceRaw, Vertex};
 use super::*;
+
+/// One static surface to draw: its triangles (three vertices each, with the face normal) and
+/// the one instance (identity transform, colour, class) they are drawn with.
+pub(super) struct MeshDraw {
+    pub(super) vertices: Vec<Vertex>,
+    pub(super) instance: InstanceRaw,
+}
+
+/// Flat-shaded triangles of a surface; normals face up where the face is not vertical (both
+/// faces are drawn, and the light comes from above).
+fn flat_vertices(mesh: &convoy_world::SurfaceMesh) -> Vec<Vertex> {
+    let mut out = Vec::with_capacity(mesh.triangles.len() * 3);
+    for t in &mesh.triangles {
+        let corners = t.map(|i| {
+            mesh.vertices.get(i as usize).map_or(Vec3::ZERO, |v| {
+                Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
+            })
+        });
+        let mut n = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
+        if n.length_squared() <= 0.0 {
+            continue;
+        }
+        n = n.normalize();
+        if n.z < 0.0 {
+            n = -n;
+        }
+        for c in corners {
+            out.push(Vertex {
+                position: c.to_array(),
+                normal: n.to_array(),
+            });
+        }
+    }
+    out
+}
 
 /// One box to draw.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,9 +54,11 @@ pub(super) struct BoxInstance {
     pub(super) class: u8,
 }
 
-/// What a camera sees: static boxes and one box per agent.
+/// What a camera sees: static boxes, static meshes and one box per agent.
 pub struct CameraScene {
     pub(super) statics: Vec<BoxInstance>,
+    /// Shared so a renderer can tell a scene it already uploaded (by pointer) from a new one.
+    pub(super) meshes: Arc<Vec<MeshDraw>>,
     pub(super) agents: BTreeMap<String, BoxInstance>,
 }
 
@@ -36,10 +78,10 @@ pub(super) fn position_of(state: &AgentState) -> Vec3 {
 }
 
 impl CameraScene {
-    pub fn new(scenario: &Scenario) -> CameraScene {
+    pub fn new(scenario: &Scenario, world: &World) -> CameraScene {
         let [hx, hy] = scenario.map.ground_half_extents;
         let mut statics = vec![BoxInstance {
-            centre: Vec3::new(0.0, 0.0, -0.05),
+            centre: Vec3::new(0.0, 0.0, world.ground_z as f32 - 0.05),
             half_extents: Vec3::new(hx as f32, hy as f32, 0.05),
             rotation: Quat::IDENTITY,
             colour: GROUND_COLOUR,
@@ -74,7 +116,28 @@ impl CameraScene {
                 )
             })
             .collect();
-        CameraScene { statics, agents }
+        let meshes = world
+            .surfaces
+            .iter()
+            .map(|surface| {
+                let [r, g, b] = surface.colour;
+                MeshDraw {
+                    vertices: flat_vertices(&surface.mesh),
+                    instance: InstanceRaw {
+                        model: Mat4::IDENTITY.to_cols_array_2d(),
+                        colour: [r, g, b, 1.0],
+                        class: u32::from(surface.material.semantic_class()),
+                        _pad: [0; 3],
+                    },
+                }
+            })
+            .filter(|m| !m.vertices.is_empty())
+            .collect();
+        CameraScene {
+            statics,
+            meshes: Arc::new(meshes),
+            agents,
+        }
     }
 
     /// The colour agent `id` is drawn in.

@@ -32,7 +32,7 @@ fn pixel(img: &CameraImages, x: u32, y: u32) -> ([u8; 3], f32, u8) {
 #[test]
 fn the_car_ahead_is_in_the_centre_in_its_colour_depth_and_class() {
     let mut r = renderer();
-    let mut scene = CameraScene::new(&scenario());
+    let mut scene = CameraScene::new(&scenario(), &convoy_world::World::flat());
     let ego = state("ego", 0, 0.0, 0.0);
     scene.place([ego.clone(), state("car_2", 0, 20.0, 0.0)].iter());
     let img = r.render(&scene, &ego, &params(0.0)).expect("render");
@@ -69,7 +69,7 @@ fn horizon_row(img: &CameraImages) -> u32 {
 #[test]
 fn the_horizon_splits_sky_and_ground_where_the_field_of_view_says() {
     let mut r = renderer();
-    let mut scene = CameraScene::new(&scenario());
+    let mut scene = CameraScene::new(&scenario(), &convoy_world::World::flat());
     let ego = state("ego", 0, 0.0, 0.0);
     scene.place([ego.clone()].iter());
     let level = r.render(&scene, &ego, &params(0.0)).expect("render");
@@ -109,7 +109,7 @@ fn the_horizon_splits_sky_and_ground_where_the_field_of_view_says() {
 #[test]
 fn a_frame_renders_the_same_every_time() {
     let mut r = renderer();
-    let mut scene = CameraScene::new(&scenario());
+    let mut scene = CameraScene::new(&scenario(), &convoy_world::World::flat());
     let ego = state("ego", 0, 0.0, 0.0);
     scene.place([ego.clone(), state("car_2", 0, 12.0, 0.0)].iter());
     let a = r.render(&scene, &ego, &params(5.0)).expect("render");

@@ -77,7 +77,7 @@ impl SensorNode {
             println!("camera renderer: {}", renderer.adapter);
             self.camera = Some(RefCell::new(CameraRig {
                 renderer,
-                scene: CameraScene::new(&self.scenario),
+                scene: CameraScene::new(&self.scenario, &self.world),
             }));
         }
         let output = Output::create(&self.node, &a.agent_id, &spec)?;

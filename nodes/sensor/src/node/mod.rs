@@ -25,8 +25,10 @@ use convoy_core::messages::{AgentState, FrameDone, SensorAssignment, SensorKey, 
 use convoy_core::node::{NodeArgs, NodeContext, SensorNodeRole};
 use convoy_core::scenario::{ClockMode, Scenario, SensorKind, SensorSpec};
 use convoy_core::schedule::SensorSchedule;
+use convoy_core::status::announce_world_digests;
 use convoy_core::status::StatusBeacon;
 use convoy_core::topics;
+use convoy_world::World;
 
 use crate::dispatcher::Dispatcher;
 use crate::lidar::LidarScene;
@@ -111,6 +113,9 @@ struct SensorNode {
     sync: bool,
     counters: Counters,
     stop: Arc<AtomicBool>,
+    /// The static world (roads, meshes), loaded at start when the scenario has a lidar or a
+    /// camera (a flat world otherwise).
+    world: Arc<World>,
     /// What lidar rays hit (map and agent boxes), when the scenario has a lidar.
     lidar_scene: Option<RefCell<LidarScene>>,
     /// The camera renderer, made when this node is first given a camera.
@@ -136,6 +141,18 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
     } = NodeContext::start_sensor_node(&config.node, &config.name, config.role)?;
     beacon.set_capacity(config.capacity);
     beacon.set_counter("sensors", 0);
+    // Only lidars and cameras see the world; every node announces the digest of its files.
+    let needs_world = scenario
+        .agents
+        .iter()
+        .flat_map(|a| &a.sensors)
+        .any(|spec| matches!(spec.kind, SensorKind::Lidar | SensorKind::Camera));
+    let world = if needs_world {
+        World::for_scenario(&scenario)?
+    } else {
+        World::flat()
+    };
+    announce_world_digests(&mut beacon, &convoy_world::file_digests(&scenario)?);
     let mut waitset = WaitSet::new().context("cannot create a wait set")?;
     let (_, waker) = waitset.waker().context("cannot create a wake-up")?;
     let mut clock = node.subscriber(&topics::clock())?;
@@ -194,12 +211,13 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         acked: None,
         counters: Counters::default(),
         stop: Arc::clone(&stop),
+        world: Arc::new(world),
         lidar_scene: None,
         camera: None,
         published_any: false,
     };
     if s.specs.values().any(|spec| spec.kind == SensorKind::Lidar) {
-        s.lidar_scene = Some(RefCell::new(LidarScene::new(&s.scenario)));
+        s.lidar_scene = Some(RefCell::new(LidarScene::new(&s.scenario, &s.world)));
     }
     println!(
         "sensor node {} ({:?}, capacity {}) ready with {} publishing threads",
