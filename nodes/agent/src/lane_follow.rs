@@ -408,8 +408,9 @@ fn distance(a: [f64; 2], b: [f64; 2]) -> f64 {
 /// The highest speed from which a car stops within `distance` metres at [`PLANNED_DECEL`],
 /// arriving at `end_speed`.
 fn stop_speed(distance: f64, end_speed: f64) -> f64 {
-    if distance <= STANDSTILL_DISTANCE {
-        return end_speed.min(0.0).max(0.0);
+    let distance = distance.max(0.0);
+    if end_speed <= 0.0 && distance <= STANDSTILL_DISTANCE {
+        return 0.0;
     }
     (end_speed * end_speed + 2.0 * PLANNED_DECEL * distance).sqrt()
 }
