@@ -7,13 +7,17 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use convoy_core::scenario::Scenario;
 use convoy_tests::files::{
     assert_same_states, fresh_dir, read_state_log, shipped_scenario, StateLog,
 };
-use convoy_tests::{convoy_run, domain, repo_root, run_scenario, run_with_timeout};
+use convoy_tests::{
+    convoy_run, domain, repo_root, run_scenario, run_with_timeout, wait_for_line, workspace_bin,
+    ChildGuard,
+};
 use convoy_world::World;
 
 /// 10,000 frames of 16 cars, three times, on two cores.
@@ -47,23 +51,24 @@ fn town_without_sensors(dir: &Path) -> PathBuf {
     path
 }
 
+/// The numbers of a state log field (`position`, `orientation`: arrays of floats).
+fn numbers(state: &serde_json::Value, field: &str) -> Vec<f64> {
+    state[field]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {field} in {state}"))
+        .iter()
+        .map(|v| v.as_f64().unwrap_or(f64::NAN))
+        .collect()
+}
+
 fn xyz(state: &serde_json::Value) -> [f64; 3] {
-    let p = &state["pose"]["position"];
-    [
-        p["x"].as_f64().expect("x"),
-        p["y"].as_f64().expect("y"),
-        p["z"].as_f64().expect("z"),
-    ]
+    let p = numbers(state, "position");
+    [p[0], p[1], p[2]]
 }
 
 fn yaw(state: &serde_json::Value) -> f64 {
-    let q = &state["pose"]["orientation"];
-    let (x, y, z, w) = (
-        q["x"].as_f64().expect("qx"),
-        q["y"].as_f64().expect("qy"),
-        q["z"].as_f64().expect("qz"),
-        q["w"].as_f64().expect("qw"),
-    );
+    let q = numbers(state, "orientation");
+    let (x, y, z, w) = (q[0], q[1], q[2], q[3]);
     (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z))
 }
 
@@ -217,5 +222,96 @@ fn bad_map_files_and_starts_fail_before_anything_runs() {
         assert!(!err.contains("panicked"), "case {i} panicked:\n{err}");
         // Nothing started: no node ever printed it was ready.
         assert!(!out.contains("ready"), "case {i} started nodes:\n{out}");
+    }
+}
+
+/// Two "hosts" with different copies of a map: the coordinator refuses the agent whose copy
+/// differs, naming the file, the node and its host, and the run stops instead of going on.
+#[test]
+fn a_node_with_another_copy_of_the_map_is_refused() {
+    let dir = fresh_dir("town", "digest");
+    let hill = repo_root().join("nodes/world/tests/fixtures/hill.xodr");
+    let text = std::fs::read_to_string(&hill).expect("hill.xodr");
+    let scenario = "[scenario]\nname = \"digest\"\ndt = 0.05\nbarrier_timeout = 2.0\n\n[map]\n\
+                    opendrive = \"hill.xodr\"\n\n[[agents]]\nid = \"car\"\n\
+                    start = { road = \"1\", lane = -1, s = 10.0 }\n\
+                    controller = { kind = \"lane_follow\", speed = 5.0 }\n";
+    let mut paths = Vec::new();
+    for (host, map) in [
+        ("host_a", text.clone()),
+        ("host_b", text.replace("a=\"3.5\"", "a=\"3.4\"")),
+    ] {
+        let d = dir.join(host);
+        std::fs::create_dir_all(&d).expect("host dir");
+        std::fs::write(d.join("hill.xodr"), map).expect("map");
+        std::fs::write(d.join("digest.toml"), scenario).expect("scenario");
+        paths.push(d.join("digest.toml"));
+    }
+    let d = domain::TOWN_DIGEST;
+    let mut coordinator = ChildGuard::spawn(
+        "coordinator",
+        Command::new(workspace_bin("convoy-coordinator"))
+            .arg(&paths[0])
+            .args(["--domain", &d.to_string(), "--frames", "100000"])
+            .env("RUST_LOG", "warn,rustdds=error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let lines = coordinator.all_lines();
+    let _agent = ChildGuard::spawn(
+        "agent car",
+        Command::new(workspace_bin("convoy-agent"))
+            .arg(&paths[1])
+            .args(["--domain", &d.to_string(), "--id", "car"])
+            .env("RUST_LOG", "warn,rustdds=error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    wait_for_line(&lines, Duration::from_secs(60), "the refusal", |l| {
+        l.contains("refusing agent/car")
+            && l.contains("map file 'hill.xodr' differs")
+            && l.contains("on host ")
+    });
+    let status = coordinator.wait_for_exit(Duration::from_secs(20));
+    assert!(
+        status.is_some_and(|s| !s.success()),
+        "the coordinator went on: {status:?}"
+    );
+}
+
+/// Lane centres of every driving lane of the shipped maps, as convoy bakes them (`convoy map
+/// info --lane-centres`), agree with pyxodr's within 2 cm (tests/interop/xodr_centres.py):
+/// Town01 (lines and arcs), esmini's fabriksgatan (paramPoly3, lane offsets) and parking_demo
+/// (spirals).
+#[test]
+fn lane_centres_agree_with_an_independent_opendrive_reader() {
+    let dir = fresh_dir("town", "centres");
+    let maps = repo_root().join("launch/maps");
+    for map in [
+        "town01/Town01.xodr",
+        "esmini/fabriksgatan.xodr",
+        "esmini/parking_demo.xodr",
+    ] {
+        let file = maps.join(map);
+        let out = dir.join(format!("{}.json", map.replace('/', "_")));
+        let (ok, _, err) = run_with_timeout(
+            convoy_tests::convoy()
+                .args(["map", "info"])
+                .arg(&file)
+                .arg("--lane-centres")
+                .arg(&out),
+            Duration::from_secs(60),
+        );
+        assert!(ok, "convoy map info {map} failed: {err}");
+        let (ok, stdout, stderr) = run_with_timeout(
+            Command::new(convoy_tests::ros_python())
+                .arg(repo_root().join("tests/interop/xodr_centres.py"))
+                .arg(&file)
+                .arg(&out)
+                .args(["--tolerance", "0.02", "--types", "driving"]),
+            Duration::from_secs(300),
+        );
+        assert!(ok, "{map}: lane centres disagree:\n{stdout}\n{stderr}");
+        println!("{map}: {}", stdout.lines().last().unwrap_or(""));
     }
 }

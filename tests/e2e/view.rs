@@ -2,8 +2,9 @@
 //! that share no code with it. A Python client (the `websockets` and `protobuf` packages,
 //! message classes built from the advertised FileDescriptorSets) decodes the scene, a camera
 //! image and a lidar cloud; Chromium, driven by Playwright, shows examples/live_view.html with
-//! the scene's agents and the camera's image and writes a screenshot; and a port already taken
-//! is an error naming the address.
+//! the scene's agents and the camera's image and writes a screenshot; on CARLA's Town01 both
+//! get the road network (`/map`, triangles) and the page draws it under the cars; and a port
+//! already taken is an error naming the address.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -11,11 +12,13 @@ use std::process::Command;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use convoy_tests::files::{fresh_dir, write_file};
+use convoy_core::scenario::Scenario;
+use convoy_tests::files::{fresh_dir, shipped_scenario, write_file};
 use convoy_tests::{
     convoy_on, convoy_run, domain, profile_dir, repo_root, ros_python, run_fails, run_with_timeout,
     take_turn, wait_for_line, watchdog, ChildGuard,
 };
+use convoy_world::World;
 
 /// Two cars on a straight road, ego 20 m behind car_2, a box beside the road. Ego carries a
 /// 160x120 camera and an 8 x 256 roof lidar, both at 10 Hz.
@@ -66,6 +69,34 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 fn scenario(name: &str) -> PathBuf {
     let dir = fresh_dir("test-view", name);
     write_file(&dir, "view.toml", SCENARIO)
+}
+
+/// launch/scenarios/town.toml (sixteen cars on CARLA's Town01, buildings beside road 8) without
+/// its sensors and with its map paths made absolute, in a fresh directory of the test's own;
+/// its path and its agents' ids.
+fn town_scenario(name: &str) -> (PathBuf, Vec<String>) {
+    let text = std::fs::read_to_string(shipped_scenario("town.toml")).expect("town.toml");
+    let maps = repo_root().join("launch/maps");
+    let (mut out, mut ids, mut skipping) = (String::new(), Vec::new(), false);
+    for line in text.lines() {
+        if line.starts_with("[[agents.sensors]]") {
+            skipping = true;
+            continue;
+        }
+        if line.starts_with('[') {
+            skipping = false;
+        }
+        if skipping {
+            continue;
+        }
+        if let Some(id) = line.strip_prefix("id = ") {
+            ids.push(id.trim_matches('"').to_string());
+        }
+        out.push_str(&line.replace("\"../maps/", &format!("\"{}/", maps.display())));
+        out.push('\n');
+    }
+    let dir = fresh_dir("test-view", name);
+    (write_file(&dir, "town.toml", &out), ids)
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on (just now).
@@ -154,7 +185,10 @@ fn a_python_client_decodes_the_scene_a_camera_image_and_a_lidar_cloud() {
         "{scene}"
     );
     assert_eq!(scene["ground"], true, "{scene}");
+    assert_eq!(scene["ground_top"], 0.0, "{scene}");
     assert_eq!(scene["obstacles"], 1, "{scene}");
+    // No map files, no road network.
+    assert!(!channels.contains(&"/map"), "{channels:?}");
     let image = &summary["image"];
     assert_eq!(image["topic"], "/ego/front/image", "{image}");
     assert_eq!(image["width"], 160, "{image}");
@@ -225,6 +259,127 @@ fn the_browser_page_draws_the_agents_and_the_camera_image() {
     assert!(
         camera >= 3,
         "the camera canvas has {camera} colours: not drawn"
+    );
+}
+
+#[test]
+fn a_client_and_the_page_get_the_town_s_road_network_on_map() {
+    watchdog("view town", Duration::from_secs(400));
+    let _turn = take_turn();
+    assert!(Path::new(CHROMIUM).exists(), "{CHROMIUM} is missing");
+    let d = domain::VIEW_TOWN;
+    let (scenario, agents) = town_scenario("town");
+    assert_eq!(agents.len(), 16, "{agents:?}");
+    // What the view should send: the same world, loaded here.
+    let world = World::for_scenario(&Scenario::load(&scenario).expect("town.toml"))
+        .expect("the town's world");
+    let triangles = world.triangle_count();
+    assert!(triangles > 10_000, "Town01 has {triangles} triangles");
+
+    let (_view, view_lines, url) = start_view(d, &scenario, free_port());
+    let line = wait_for_line(&view_lines, Duration::from_secs(10), "/map line", |l| {
+        l.trim_start().starts_with("/map: ")
+    });
+    assert!(
+        line.contains(&format!("{triangles} triangles")),
+        "the view's /map is not the world's {triangles} triangles: {line}"
+    );
+    let (mut run, _run_lines) = start_run(d, &scenario);
+    let client = python_json(
+        "tests/interop/view_client.py",
+        &[
+            "--url",
+            &url,
+            "--agents",
+            &agents.join(","),
+            "--expect",
+            "scene,map",
+            "--timeout",
+            "90",
+        ],
+        Duration::from_secs(150),
+    );
+    eprintln!("view_client.py: {client}");
+    let target = profile_dir()
+        .parent()
+        .map(PathBuf::from)
+        .expect("target dir");
+    let shot = target.join("view-town-screenshot.png");
+    let _ = std::fs::remove_file(&shot);
+    let page = python_json(
+        "tests/interop/view_browser.py",
+        &[
+            "--ws",
+            &url,
+            "--screenshot",
+            &shot.to_string_lossy(),
+            "--expect",
+            "scene,map",
+            "--settle",
+            "2",
+            "--timeout",
+            "90",
+        ],
+        Duration::from_secs(150),
+    );
+    run.stop(Duration::from_secs(15));
+    eprintln!("view_browser.py: {page}");
+
+    // The client: /map with the road surfaces, the marks and the buildings, every triangle of
+    // the world; /scene with the sixteen cars on a ground just under the roads.
+    assert_eq!(client["ok"], true, "{client:#}");
+    let map = &client["map"];
+    for id in [
+        "map/asphalt",
+        "map/lane_marking",
+        "map/sidewalk",
+        "map/building",
+    ] {
+        assert!(
+            map["entities"][id].as_u64().unwrap_or(0) > 0,
+            "no {id}: {map}"
+        );
+    }
+    assert_eq!(map["triangles"], triangles, "{map}");
+    // Town01 is 407 x 341 m between x -6 and 401, y -335 and 6.
+    let bounds: Vec<f64> = serde_json::from_value(map["bounds"].clone()).expect("bounds");
+    assert!(
+        bounds[0] < 0.0 && bounds[1] < -330.0 && bounds[2] > 400.0 && bounds[3] > 0.0,
+        "{map}"
+    );
+    let scene = &client["scene"];
+    let mut sorted = agents.clone();
+    sorted.sort();
+    assert_eq!(scene["agents"], serde_json::json!(sorted), "{scene}");
+    let ground_top = scene["ground_top"].as_f64().expect("ground_top");
+    assert!(
+        (ground_top - world.ground_z).abs() < 1e-9 && world.ground_z < 0.0,
+        "ground top {ground_top}, world ground {}",
+        world.ground_z
+    );
+
+    // The page: the same map decoded and drawn once into its layer (not at every scene), the
+    // cars over it, and a canvas of many colours (ground, roads, paint, buildings, cars).
+    assert_eq!(page["ok"], true, "{page:#}");
+    let view = &page["view"];
+    assert_eq!(view["mapTriangles"], triangles, "{view}");
+    let ids = view["mapEntities"].as_array().expect("mapEntities");
+    assert!(ids.contains(&serde_json::json!("map/asphalt")), "{view}");
+    assert!(
+        ids.contains(&serde_json::json!("map/lane_marking")),
+        "{view}"
+    );
+    assert_eq!(view["agents"], serde_json::json!(sorted), "{view}");
+    let (draws, scenes) = (view["mapDraws"].as_u64(), view["scenes"].as_u64());
+    assert!(
+        draws.unwrap_or(0) >= 1 && draws.unwrap_or(0) * 4 <= scenes.unwrap_or(0).max(4),
+        "the map was drawn {draws:?} times for {scenes:?} scenes: {view}"
+    );
+    let shot_png = Screenshot::read(&shot);
+    let colours = shot_png.colours_in(&page["canvases"]["map"]);
+    assert!(
+        colours >= 8,
+        "the map canvas has {colours} colours: {page:#}"
     );
 }
 

@@ -3,8 +3,8 @@
 running `convoy view`.
 
 Opens the page with ?ws=URL, waits (bounded) until window.convoyView has decoded at least one
-/scene with agents in it and drawn at least one camera image, writes a screenshot PNG to the path
-given, and prints one JSON summary (the page's convoyView, the status line, where the map and
+/scene with agents in it and drawn at least one camera image (--expect scene,image, the default;
+`map`: and drawn a /map of triangles), writes a screenshot PNG to the path given, and prints one JSON summary (the page's convoyView, the status line, where the map and
 camera canvases are in the screenshot, console errors).
 Exit status: 0 on success, 1 on a page error or a missing browser, 2 on timeout.
 
@@ -26,10 +26,18 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
-READY = """() => {
-  const v = window.convoyView;
-  return !!v && v.scenes >= 1 && v.agents.length >= 1 && v.images >= 1;
-}"""
+# What the page must have shown before it counts as ready, by --expect name.
+READY = {
+    "scene": "v.scenes >= 1 && v.agents.length >= 1",
+    "image": "v.images >= 1",
+    "map": "v.mapTriangles >= 1 && v.mapDraws >= 1",
+}
+
+
+def ready(expect):
+    """The page's ready condition, as a function for Playwright's wait_for_function."""
+    checks = " && ".join(READY[e] for e in expect) or "true"
+    return f"() => {{ const v = window.convoyView; return !!v && {checks}; }}"
 
 
 def state(page):
@@ -75,10 +83,18 @@ def main():
     parser.add_argument("--page", default=str(REPO / "examples/live_view.html"))
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait")
+    parser.add_argument("--expect", default="scene,image",
+                        help=f"what the page must show, of {', '.join(READY)} (comma-separated)")
+    parser.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
+                        help="once ready, wait this long before the screenshot")
     parser.add_argument("--measure", type=float, default=0.0, metavar="SECONDS",
                         help="once ready, count the images the page draws for this long "
                              "(the live-view benchmark, docs/BENCHMARKS.md)")
     args = parser.parse_args()
+    expect = [e for e in args.expect.split(",") if e]
+    unknown = set(expect) - set(READY)
+    if unknown:
+        parser.error(f"--expect: unknown {sorted(unknown)}")
 
     out = {"ok": False, "ws": args.ws, "screenshot": args.screenshot}
     if not os.access(args.chromium, os.X_OK):
@@ -101,14 +117,16 @@ def main():
             page.on("pageerror", lambda e: page_errors.append(str(e)))
             page.goto(url)
             try:
-                page.wait_for_function(READY, timeout=args.timeout * 1000, polling=100)
+                page.wait_for_function(ready(expect), timeout=args.timeout * 1000, polling=100)
                 status = 0
                 if args.measure > 0:
                     out["measured"] = measure(page, args.measure)
+                if args.settle > 0:
+                    page.wait_for_timeout(args.settle * 1000)  # let the picture move on
             except PlaywrightTimeout:
                 status = 2
-                out["error"] = (f"within {args.timeout} s the page did not show a scene with "
-                                "agents and a camera image")
+                out["error"] = (f"within {args.timeout} s the page did not show "
+                                f"{' and '.join(expect)}")
             Path(args.screenshot).parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=args.screenshot, full_page=True)
             out.update(state(page))

@@ -8,16 +8,20 @@ nothing hand-decoded) and checks what it reads:
 
 - /scene (foxglove.SceneUpdate): entity `ground`, an `agent/<id>` per expected agent, each with a
   cube of positive size and a text with its id, frame_id `world`;
+- /map (foxglove.SceneUpdate, with --expect map): entities `map/<material>` in frame `world`,
+  each of triangle lists whose indices point at their points, three per triangle;
 - a foxglove.RawImage in rgb8: width * height * 3 == len(data), step == width * 3;
 - a foxglove.PointCloud: fields x, y, z, intensity (float32), more than 0 points, frame_id the
   agent id in its topic;
 - when advertised: /tf (world -> every expected agent's frame) and /clock (JSON frame,
   sim_time_ns, paused), waited for too; /assignments (JSON rows) checked when it comes.
 
-Prints one JSON summary on stdout. Exit status: 0 when everything checked out, 1 when a check
-failed, 2 when the wanted messages did not all come within --timeout seconds.
+--expect names what must come (default scene,image,points; a scenario without sensors:
+scene,map). Prints one JSON summary on stdout. Exit status: 0 when everything checked out, 1 when
+a check failed, 2 when the wanted messages did not all come within --timeout seconds.
 
     python tests/interop/view_client.py --url ws://127.0.0.1:8765 --agents ego,car_2 --timeout 60
+    python tests/interop/view_client.py --url ws://127.0.0.1:8765 --agents ego --expect scene,map
 """
 
 import argparse
@@ -64,13 +68,15 @@ class Schemas:
 class Summary:
     """What was read, and the checks of it."""
 
-    def __init__(self, agents):
+    def __init__(self, agents, expect=("scene", "image", "points")):
         self.expected_agents = agents
+        self.expect = set(expect)
         self.channels = {}  # channel id -> advertised channel
         self.counts = {}  # topic -> messages read
         self.scene = None  # the first complete SceneUpdate's findings
         self.image = None
         self.points = None
+        self.map = None  # the newest /map's findings
         self.tf_children = set()
         self.clock = None
         self.assignments = None
@@ -86,9 +92,10 @@ class Summary:
     def missing(self):
         """What is still awaited: a scene, an rgb8 image, a point cloud; and, when advertised,
         a /tf with every expected agent and a /clock."""
-        missing = [n for n, v in (("scene", self.scene), ("rgb8 image", self.image),
-                                  ("point cloud", self.points)) if v is None]
-        if self.scene is None and self.expected_agents:
+        wanted = (("scene", "scene", self.scene), ("image", "rgb8 image", self.image),
+                  ("points", "point cloud", self.points), ("map", "/map", self.map))
+        missing = [name for key, name, v in wanted if key in self.expect and v is None]
+        if "scene" in self.expect and self.scene is None and self.expected_agents:
             missing[0] = (f"a scene with agents {self.expected_agents} "
                           f"(last seen: {self.scene_agents_seen})")
         if self.advertised("/tf") and not set(self.expected_agents) <= self.tf_children:
@@ -105,6 +112,7 @@ class Summary:
             "image": self.image,
             "other_images": self.other_images,
             "points": self.points,
+            "map": self.map,
             "tf_children": sorted(self.tf_children),
             "clock": self.clock,
             "assignments": self.assignments,
@@ -135,8 +143,42 @@ class Summary:
             if agent not in [t.text for t in e.texts]:
                 raise CheckFailed(f"/scene entity {e.id} has no text '{agent}'")
         obstacles = [i for i in ids if i.startswith("obstacle/")]
+        ground = [e for e in msg.entities if e.id == "ground" and e.cubes]
+        ground_top = None
+        if ground:
+            cube = ground[0].cubes[0]
+            ground_top = cube.pose.position.z + cube.size.z / 2
         self.scene = {"entities": len(ids), "agents": agents, "obstacles": len(obstacles),
-                      "ground": "ground" in ids}
+                      "ground": "ground" in ids, "ground_top": ground_top}
+
+    def on_map(self, msg, size):
+        entities = {}
+        bounds = [float("inf"), float("inf"), float("-inf"), float("-inf")]
+        for e in msg.entities:
+            if e.frame_id != "world":
+                raise CheckFailed(f"/map entity {e.id} in frame '{e.frame_id}', not 'world'")
+            if not e.id.startswith("map/"):
+                raise CheckFailed(f"/map entity {e.id} is not map/<material>")
+            if e.id in entities:
+                raise CheckFailed(f"/map entity {e.id} twice in one update")
+            triangles = 0
+            for t in e.triangles:
+                n = len(t.points)
+                if not t.indices or len(t.indices) % 3:
+                    raise CheckFailed(f"/map entity {e.id}: {len(t.indices)} indices, not 3 per triangle")
+                if max(t.indices) >= n:
+                    raise CheckFailed(f"/map entity {e.id}: index {max(t.indices)} past its {n} points")
+                if t.color.a <= 0:
+                    raise CheckFailed(f"/map entity {e.id}: a triangle list with no colour")
+                triangles += len(t.indices) // 3
+                for p in t.points:
+                    bounds = [min(bounds[0], p.x), min(bounds[1], p.y),
+                              max(bounds[2], p.x), max(bounds[3], p.y)]
+            if triangles == 0:
+                raise CheckFailed(f"/map entity {e.id} has no triangles")
+            entities[e.id] = triangles
+        self.map = {"entities": entities, "triangles": sum(entities.values()), "bytes": size,
+                    "bounds": [round(b, 1) for b in bounds]}
 
     def on_image(self, topic, msg):
         if msg.encoding != "rgb8":
@@ -245,7 +287,9 @@ async def follow(url, summary, deadline):
                 continue
             msg = schemas.message_class(ch).FromString(payload)
             schema = ch["schemaName"]
-            if schema == "foxglove.SceneUpdate":
+            if schema == "foxglove.SceneUpdate" and topic == "/map":
+                summary.on_map(msg, len(payload))
+            elif schema == "foxglove.SceneUpdate":
                 summary.on_scene(msg)
             elif schema == "foxglove.RawImage":
                 summary.on_image(topic, msg)
@@ -261,9 +305,15 @@ def main():
     parser.add_argument("--url", default="ws://127.0.0.1:8765")
     parser.add_argument("--agents", default="", help="comma-separated agent ids /scene must have")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait in all")
+    parser.add_argument("--expect", default="scene,image,points",
+                        help="what must come, of scene, image, points, map (comma-separated)")
     args = parser.parse_args()
     agents = [a for a in args.agents.split(",") if a]
-    summary = Summary(agents)
+    expect = [e for e in args.expect.split(",") if e]
+    unknown = set(expect) - {"scene", "image", "points", "map"}
+    if unknown:
+        parser.error(f"--expect: unknown {sorted(unknown)}")
+    summary = Summary(agents, expect)
     deadline = time.monotonic() + args.timeout
     status, error = 0, None
     try:

@@ -114,6 +114,7 @@ pub mod domain {
     pub const TOWN_BAD_INPUT: u32 = 103;
     pub const TOWN_DIGEST: u32 = 104;
     pub const TOWN_SENSORS: u32 = 105;
+    pub const VIEW_TOWN: u32 = 106;
 }
 
 /// The repository root (this crate lives in `tests/`).

@@ -51,6 +51,21 @@ impl ChildGuard {
         rx
     }
 
+    /// Waits up to `limit` for the child to exit by itself; its status, or `None` if it is still
+    /// running.
+    pub fn wait_for_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let until = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// SIGTERM, then waits up to `grace` for the exit status.
     pub fn terminate(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
         self.signal(libc::SIGTERM, grace)

@@ -264,8 +264,13 @@ impl LaneFollower {
         }
     }
 
-    /// The speed and curvature for the next frame.
+    /// The speed and curvature for the next frame. `others` may hold this agent's own state
+    /// too (a relay Tick carries every agent's): it is left out.
     pub fn plan(&mut self, state: &AgentState, others: &[AgentState]) -> Plan {
+        let others: Vec<&AgentState> = others
+            .iter()
+            .filter(|o| o.agent_id != self.agent_id)
+            .collect();
         let p = &state.pose.position;
         let q = &state.pose.orientation;
         let yaw = detmath::atan2(
@@ -307,11 +312,11 @@ impl LaneFollower {
             speed = speed.min(stop_speed(d, v_curve));
         }
         // Cars ahead on the path.
-        if let Some(d) = self.nearest_on_path(&path, others) {
+        if let Some(d) = self.nearest_on_path(&path, &others) {
             speed = speed.min(stop_speed(d - self.gap, 0.0));
         }
         // A junction someone else holds.
-        if let Some(d) = self.junction_wait(state, others, &path) {
+        if let Some(d) = self.junction_wait(state, &others, &path) {
             speed = speed.min(stop_speed(d, 0.0));
         }
         Plan {
@@ -322,7 +327,11 @@ impl LaneFollower {
     }
 
     /// Bumper-to-bumper distance to the nearest other car on the path ahead.
-    fn nearest_on_path(&self, path: &[(f64, [f64; 3], f64)], others: &[AgentState]) -> Option<f64> {
+    fn nearest_on_path(
+        &self,
+        path: &[(f64, [f64; 3], f64)],
+        others: &[&AgentState],
+    ) -> Option<f64> {
         let mut nearest: Option<f64> = None;
         for other in others {
             let o = &other.pose.position;
@@ -348,7 +357,7 @@ impl LaneFollower {
     fn junction_wait(
         &self,
         state: &AgentState,
-        others: &[AgentState],
+        others: &[&AgentState],
         path: &[(f64, [f64; 3], f64)],
     ) -> Option<f64> {
         let me = [state.pose.position.x, state.pose.position.y];

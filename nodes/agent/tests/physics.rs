@@ -4,7 +4,6 @@
 //! Multi-agent tests step one AgentWorld per agent in lockstep, exchanging states the way the
 //! nodes do over DDS (DESIGN.md): frame N of every agent sees the frame N-1 states of the others.
 
-
 use convoy_agent::world::{substeps, AgentWorld, WorldError};
 use convoy_core::messages::{AgentState, Control, ControlMode, Pose, Quat, Vec3};
 use convoy_core::scenario::{ControllerSpec, Scenario, StartPose};

@@ -79,8 +79,15 @@ fn a_car_climbs_a_five_percent_grade_across_lane_sections() {
         end.pose.position
     );
     let top = top.expect("passed the lane section at s = 150");
-    assert!(top.twist.linear.z > 0.3, "not climbing at s = 150: {:?}", top.twist);
-    assert!(lowest_clearance > -0.05, "sank into the road by {lowest_clearance}");
+    assert!(
+        top.twist.linear.z > 0.3,
+        "not climbing at s = 150: {:?}",
+        top.twist
+    );
+    assert!(
+        lowest_clearance > -0.05,
+        "sank into the road by {lowest_clearance}"
+    );
     assert!(worst_deviation < 0.5, "left the lane by {worst_deviation}");
 }
 
@@ -121,15 +128,22 @@ fn a_car_stops_behind_a_stopped_car_in_its_lane() {
         closest = closest.min(gap);
     }
     let b = &fleet.states[1];
-    assert!(closest > 2.0, "came within {closest:.2} m of the stopped car");
+    assert!(
+        closest > 2.0,
+        "came within {closest:.2} m of the stopped car"
+    );
     assert!(b.twist.linear.x.abs() < 0.1, "still moving: {:?}", b.twist);
-    assert!(b.pose.position.x > 30.0, "stopped far back: {:?}", b.pose.position);
+    assert!(
+        b.pose.position.x > 30.0,
+        "stopped far back: {:?}",
+        b.pose.position
+    );
 }
 
 #[test]
 fn town_cars_keep_their_lanes_and_apart() {
-    let mut scenario =
-        Scenario::load(&repo().join("launch/scenarios/town.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let mut scenario = Scenario::load(&repo().join("launch/scenarios/town.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
     for agent in &mut scenario.agents {
         agent.sensors.clear();
     }
@@ -161,7 +175,10 @@ fn town_cars_keep_their_lanes_and_apart() {
                 let gap = ((p[0] - o.pose.position.x).powi(2) + (p[1] - o.pose.position.y).powi(2))
                     .sqrt();
                 if gap < closest.0 {
-                    closest = (gap, format!("{} and {} at frame {frame}", s.agent_id, o.agent_id));
+                    closest = (
+                        gap,
+                        format!("{} and {} at frame {frame}", s.agent_id, o.agent_id),
+                    );
                 }
             }
         }
@@ -177,6 +194,11 @@ fn town_cars_keep_their_lanes_and_apart() {
     assert!(worst.0 < 0.5, "left a lane: {worst:?}");
     assert!(closest.0 > 2.0, "cars touched: {closest:?}");
     for (s, d) in fleet.states.iter().zip(&travelled) {
-        assert!(d / seconds > 4.0, "{} averaged {:.2} m/s", s.agent_id, d / seconds);
+        assert!(
+            d / seconds > 4.0,
+            "{} averaged {:.2} m/s",
+            s.agent_id,
+            d / seconds
+        );
     }
 }

@@ -90,4 +90,3 @@ impl Fleet {
         self.states = next;
     }
 }
-

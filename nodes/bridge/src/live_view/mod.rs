@@ -4,6 +4,10 @@
 //! Channels (Foxglove's well-known schemas, protobuf; DESIGN.md "Bridges"):
 //! - `/scene` SceneUpdate: the ground, the obstacles and every agent as a labelled box, once per
 //!   frame; `/tf` FrameTransforms: `world` -> agent, so clouds in an agent's frame sit on its box.
+//! - `/map` SceneUpdate: the scenario's road network and meshes (convoy-world's surfaces), one
+//!   `map/<material>` entity of triangle lists per material. Town01 is about a megabyte: it is
+//!   not sent with every frame but to each client as it subscribes, and again every MAP_PERIOD.
+//!   A scenario without map files has no `/map`.
 //! - cameras: RawImage on `/<agent>/<sensor>/image` (and `/depth`, `/semantic` when made), and
 //!   the colour image as JPEG on `/<agent>/<sensor>/image/compressed` (encoded only while a
 //!   client subscribes to it: `jpeg`);
@@ -28,8 +32,9 @@ use convoy_core::node::{NodeArgs, NodeContext, NodeId};
 use convoy_core::scenario::{Scenario, SensorKind};
 use convoy_core::sensor_catalogue::sensor_topics;
 use convoy_core::topics::{self, Topic, TopicClass};
+use convoy_world::World;
 use foxglove::messages::{FrameTransforms, RawImage, SceneEntity, SceneUpdate};
-use foxglove::websocket::Capability;
+use foxglove::websocket::{Capability, ChannelView, Client, ServerListener};
 use foxglove::{Channel, Context, Encode, RawChannel, Schema, WebSocketServerHandle};
 use jpeg::JpegTwin;
 
@@ -39,6 +44,10 @@ const HOUSEKEEPING: Duration = Duration::from_millis(20);
 const TAKE: usize = 64;
 /// How often the scene is sent when some agent stopped sending states.
 const SCENE_PERIOD: Duration = Duration::from_millis(100);
+/// How often the map is sent again to every client subscribed to `/map` (each also gets it as it
+/// subscribes): a client that dropped what it had (Foxglove clears its scene when time jumps back,
+/// as when a new run starts under a running view) has it back within this.
+const MAP_PERIOD: Duration = Duration::from_secs(10);
 /// How often the assignment table is sent again, for clients that connected after a change.
 const TABLE_PERIOD: Duration = Duration::from_secs(1);
 /// How often the server's time follows the clock. Time goes on the SDK's control queue, which
@@ -86,10 +95,26 @@ pub fn run(args: &NodeArgs, settings: &ViewSettings, stop: Arc<AtomicBool>) -> R
         node,
         mut beacon,
     } = NodeContext::start(args, NodeId::bridge(&settings.name))?;
+    let world = World::for_scenario(&scenario).with_context(|| {
+        format!(
+            "the live view cannot load the world of {}",
+            scenario.file.display()
+        )
+    })?;
     let context = Context::new();
-    let server = serve(&context, settings)?;
-    let mut view = LiveView::new(&node, &context, &scenario)?;
+    let map = MapOut::new(&context, &world)?.map(Arc::new);
+    let server = serve(&context, settings, map.clone())?;
+    let mut view = LiveView::new(&node, &context, &scenario, world.ground_z, map)?;
     println!("live view: ws://{}:{}", settings.host, server.port());
+    if let Some(map) = &view.map_out {
+        println!(
+            "  /map: {} triangles in {} entities, {} kB, sent as a client subscribes and every {} s",
+            map.triangles,
+            map.entities,
+            map.bytes.len() / 1000,
+            MAP_PERIOD.as_secs()
+        );
+    }
     println!(
         "  open it in Foxglove (Open connection, Foxglove WebSocket) with docs/foxglove_layout.json, \
          or examples/live_view.html?ws=ws://{}:{}",
@@ -112,27 +137,78 @@ pub fn run(args: &NodeArgs, settings: &ViewSettings, stop: Arc<AtomicBool>) -> R
     Ok(())
 }
 
-/// Starts the WebSocket server; an address in use or not ours is an error naming it.
-fn serve(context: &Arc<Context>, settings: &ViewSettings) -> Result<WebSocketServerHandle> {
-    context
+/// Starts the WebSocket server (which sends `map` to each client that subscribes to it); an
+/// address in use or not ours is an error naming it.
+fn serve(
+    context: &Arc<Context>,
+    settings: &ViewSettings,
+    map: Option<Arc<MapOut>>,
+) -> Result<WebSocketServerHandle> {
+    let mut server = context
         .websocket_server()
         .name("convoy")
         .bind(settings.host.clone(), settings.port)
         .capabilities([Capability::Time])
-        .message_backlog_size(CLIENT_BACKLOG)
-        .start_blocking()
-        .map_err(|e| {
-            let reason = match e {
-                foxglove::FoxgloveError::Bind(io) => io.to_string(),
-                other => other.to_string(),
-            };
-            ViewError::Serve {
-                host: settings.host.clone(),
-                port: settings.port,
-                reason,
-            }
-            .into()
-        })
+        .message_backlog_size(CLIENT_BACKLOG);
+    if let Some(map) = map {
+        server = server.listener(Arc::new(MapOnSubscribe(map)));
+    }
+    server.start_blocking().map_err(|e| {
+        let reason = match e {
+            foxglove::FoxgloveError::Bind(io) => io.to_string(),
+            other => other.to_string(),
+        };
+        ViewError::Serve {
+            host: settings.host.clone(),
+            port: settings.port,
+            reason,
+        }
+        .into()
+    })
+}
+
+/// The map's `/map` channel and its SceneUpdate, encoded once.
+struct MapOut {
+    channel: Arc<RawChannel>,
+    bytes: Vec<u8>,
+    entities: usize,
+    triangles: usize,
+}
+
+impl MapOut {
+    /// `/map` with `world`'s surfaces; None (no channel) for a world without any.
+    fn new(context: &Arc<Context>, world: &World) -> Result<Option<MapOut>> {
+        let update = scene::road_network(&world.surfaces);
+        if update.entities.is_empty() {
+            return Ok(None);
+        }
+        let mut bytes = Vec::with_capacity(update.encoded_len().unwrap_or(0));
+        update
+            .encode(&mut bytes)
+            .context("cannot encode the live view's /map")?;
+        let channel = context
+            .channel_builder("/map")
+            .build::<SceneUpdate>()
+            .into_inner();
+        Ok(Some(MapOut {
+            channel,
+            bytes,
+            entities: update.entities.len(),
+            triangles: world.triangle_count(),
+        }))
+    }
+}
+
+/// Sends the map to a client as it subscribes to `/map`, so nobody waits for the next resend.
+struct MapOnSubscribe(Arc<MapOut>);
+
+impl ServerListener for MapOnSubscribe {
+    fn on_subscribe(&self, client: Client, channel: ChannelView) {
+        let map = &self.0;
+        if channel.id() == map.channel.id() {
+            map.channel.log_to_sink(&map.bytes, client.sink_id());
+        }
+    }
 }
 
 /// What the view has sent, for NodeStatus.
@@ -141,11 +217,14 @@ struct Counters {
     scenes: u64,
     images: u64,
     clouds: u64,
+    /// Periodic sends of `/map` to every subscriber (not the ones on subscribing).
+    maps: u64,
 }
 
 impl Counters {
     fn report(&self, beacon: &mut convoy_core::status::StatusBeacon) {
         beacon.set_counter("scenes", self.scenes);
+        beacon.set_counter("maps", self.maps);
         beacon.set_counter("images", self.images);
         beacon.set_counter("clouds", self.clouds);
     }
@@ -213,7 +292,11 @@ struct LiveView {
     latest: Vec<Option<AgentState>>,
     /// Every sensor's newest assignment.
     book: BTreeMap<(String, String), SensorAssignment>,
+    /// The ground and the scenario's boxes, sent with every scene.
     map: Vec<SceneEntity>,
+    /// The road network and meshes on `/map`, and when it was last sent to every subscriber.
+    map_out: Option<Arc<MapOut>>,
+    map_sent: Instant,
     scene: Channel<SceneUpdate>,
     tf: Channel<FrameTransforms>,
     clock_out: Arc<RawChannel>,
@@ -250,7 +333,13 @@ const CLOCK_SCHEMA: &str = r#"{"type":"object","properties":{"frame":{"type":"in
 const ASSIGNMENTS_SCHEMA: &str = r#"{"type":"object","properties":{"rows":{"type":"array","items":{"type":"object","properties":{"agent":{"type":"string"},"sensor":{"type":"string"},"node":{"type":"string"},"epoch":{"type":"integer"},"load":{"type":"number"}}}}}}"#;
 
 impl LiveView {
-    fn new(node: &Node, context: &Arc<Context>, scenario: &Scenario) -> Result<LiveView> {
+    fn new(
+        node: &Node,
+        context: &Arc<Context>,
+        scenario: &Scenario,
+        ground_z: f64,
+        map_out: Option<Arc<MapOut>>,
+    ) -> Result<LiveView> {
         let mut waitset = WaitSet::new().context("cannot create a wait set")?;
         let mut clock = node.subscriber(&topics::clock())?;
         // A viewer follows the newest tick: the frames do not wait for it, so it may skip one.
@@ -313,7 +402,9 @@ impl LiveView {
             assignments,
             routes,
             book: BTreeMap::new(),
-            map: scene::map_entities(&scenario.map),
+            map: scene::map_entities(&scenario.map, ground_z),
+            map_out,
+            map_sent: Instant::now(),
             scene: context.channel_builder("/scene").build(),
             tf: context.channel_builder("/tf").build(),
             clock_out: json_channel(context, "/clock", CLOCK_SCHEMA)?,
@@ -352,6 +443,15 @@ impl LiveView {
             }
         }
         self.send_scene();
+        if let Some(map) = &self.map_out {
+            if self.map_sent.elapsed() >= MAP_PERIOD {
+                if map.channel.has_sinks() {
+                    map.channel.log(&map.bytes);
+                    self.counters.maps += 1;
+                }
+                self.map_sent = Instant::now();
+            }
+        }
         let changed = self.assignments.take(1024);
         if !changed.is_empty() || self.table_sent.elapsed() >= TABLE_PERIOD {
             for a in changed {

@@ -1,12 +1,16 @@
 //! The run as a Foxglove 3D scene: the scenario's ground and obstacles, each agent as a box
-//! labelled with its id, and a transform `world` -> agent per agent. Pure functions from convoy's
-//! data to Foxglove's well-known schemas; the live view's loop decides when to send them.
+//! labelled with its id, a transform `world` -> agent per agent, and the map's road network and
+//! meshes as triangles. Pure functions from convoy's data to Foxglove's well-known schemas; the
+//! live view's loop decides when to send them.
+
+use std::collections::BTreeMap;
 
 use convoy_core::messages::{AgentState, Pose, Quat, Vec3};
 use convoy_core::scenario::MapSpec;
+use convoy_world::{Material, Surface};
 use foxglove::messages::{
-    Color, CubePrimitive, FrameTransform, FrameTransforms, Pose as FoxPose, Quaternion,
-    SceneEntity, SceneUpdate, TextPrimitive, Timestamp, Vector3,
+    Color, CubePrimitive, FrameTransform, FrameTransforms, Point3, Pose as FoxPose, Quaternion,
+    SceneEntity, SceneUpdate, TextPrimitive, Timestamp, TriangleListPrimitive, Vector3,
 };
 
 /// The fixed frame every entity and transform hangs from.
@@ -23,7 +27,7 @@ const AGENT_COLOURS: [Color; 6] = [
     rgba(0.58, 0.40, 0.74, 0.9),
     rgba(0.09, 0.75, 0.81, 0.9),
 ];
-/// The ground is a thin slab whose top is z = 0.
+/// The ground is a thin slab whose top is the world's ground height.
 const GROUND_THICKNESS: f64 = 0.05;
 
 const fn rgba(r: f64, g: f64, b: f64, a: f64) -> Color {
@@ -87,13 +91,14 @@ fn entity(id: String, stamp: Timestamp) -> SceneEntity {
     }
 }
 
-/// The scenario's ground and obstacles: entities `ground` and `obstacle/<i>`, which never move.
-pub fn map_entities(map: &MapSpec) -> Vec<SceneEntity> {
+/// The scenario's ground (its top at `ground_z`, the world's ground height) and obstacles:
+/// entities `ground` and `obstacle/<i>`, which never move.
+pub fn map_entities(map: &MapSpec, ground_z: f64) -> Vec<SceneEntity> {
     let stamp = timestamp(0);
     let [hx, hy] = map.ground_half_extents;
     let mut ground = entity("ground".into(), stamp);
     ground.cubes.push(cube(
-        yaw_pose(Vec3::new(0.0, 0.0, -GROUND_THICKNESS / 2.0), 0.0),
+        yaw_pose(Vec3::new(0.0, 0.0, ground_z - GROUND_THICKNESS / 2.0), 0.0),
         Vec3::new(2.0 * hx, 2.0 * hy, GROUND_THICKNESS),
         GROUND,
     ));
@@ -110,6 +115,43 @@ pub fn map_entities(map: &MapSpec) -> Vec<SceneEntity> {
         entities.push(obstacle);
     }
     entities
+}
+
+/// The map's road surfaces, road marks and meshes (`/map`): one entity `map/<material>` per
+/// material (`map/asphalt`, `map/lane_marking`, `map/building`, ...) in the order of
+/// [`Material`] (roads under marks under buildings), with one triangle list per surface, in the
+/// surface's colour, in the world frame. No entities for a world without surfaces.
+pub fn road_network(surfaces: &[Surface]) -> SceneUpdate {
+    let stamp = timestamp(0);
+    let mut by_material: BTreeMap<Material, SceneEntity> = BTreeMap::new();
+    for surface in surfaces.iter().filter(|s| !s.mesh.is_empty()) {
+        by_material
+            .entry(surface.material)
+            .or_insert_with(|| entity(format!("map/{}", surface.material.name()), stamp))
+            .triangles
+            .push(triangle_list(surface));
+    }
+    SceneUpdate {
+        deletions: Vec::new(),
+        entities: by_material.into_values().collect(),
+    }
+}
+
+/// One surface as an indexed triangle list: its vertices once, three indices per triangle.
+fn triangle_list(surface: &Surface) -> TriangleListPrimitive {
+    let [r, g, b] = surface.colour.map(f64::from);
+    TriangleListPrimitive {
+        pose: Some(yaw_pose(Vec3::new(0.0, 0.0, 0.0), 0.0)),
+        points: surface
+            .mesh
+            .vertices
+            .iter()
+            .map(|&[x, y, z]| Point3 { x, y, z })
+            .collect(),
+        color: Some(rgba(r, g, b, 1.0)),
+        colors: Vec::new(),
+        indices: surface.mesh.triangles.iter().flatten().copied().collect(),
+    }
 }
 
 /// Agent `index`'s box at its state's pose, with its id written above it: entity `agent/<id>`.
@@ -167,6 +209,7 @@ pub fn transforms(agents: &[(usize, &AgentState)]) -> FrameTransforms {
 mod tests {
     use super::*;
     use convoy_core::scenario::BoxSpec;
+    use convoy_world::SurfaceMesh;
 
     fn state(id: &str, x: f64) -> AgentState {
         AgentState {
@@ -197,14 +240,17 @@ mod tests {
 
     #[test]
     fn a_frame_carries_the_map_every_agent_and_their_transforms() {
-        let map = map_entities(&MapSpec {
-            boxes: vec![BoxSpec {
-                center: [10.0, 0.0, 1.0],
-                half_extents: [1.0, 1.0, 1.0],
-                yaw: 0.5,
-            }],
-            ..MapSpec::default()
-        });
+        let map = map_entities(
+            &MapSpec {
+                boxes: vec![BoxSpec {
+                    center: [10.0, 0.0, 1.0],
+                    half_extents: [1.0, 1.0, 1.0],
+                    yaw: 0.5,
+                }],
+                ..MapSpec::default()
+            },
+            0.0,
+        );
         assert_eq!(map.len(), 2);
         assert_eq!(map[1].id, "obstacle/0");
         let (a, b) = (state("a", 0.0), state("b", 5.0));
@@ -215,6 +261,59 @@ mod tests {
         let tf = transforms(&agents);
         assert_eq!(tf.transforms[1].child_frame_id, "b");
         assert_eq!(tf.transforms[1].translation.map(|t| t.x), Some(5.0));
+    }
+
+    #[test]
+    fn the_ground_s_top_is_the_world_s_ground_height() {
+        let map = map_entities(&MapSpec::default(), -0.1);
+        let cube = &map[0].cubes[0];
+        let z = cube.pose.and_then(|p| p.position).expect("pose").z;
+        let h = cube.size.expect("size").z;
+        assert!((z + h / 2.0 + 0.1).abs() < 1e-12, "top at {}", z + h / 2.0);
+    }
+
+    fn surface(material: Material, colour: [f32; 3], x: f64) -> Surface {
+        Surface {
+            material,
+            colour,
+            mesh: SurfaceMesh {
+                vertices: vec![
+                    [x, 0.0, 0.0],
+                    [x + 1.0, 0.0, 0.0],
+                    [x, 1.0, 0.0],
+                    [x + 1.0, 1.0, 0.0],
+                ],
+                triangles: vec![[0, 1, 2], [1, 3, 2]],
+            },
+        }
+    }
+
+    #[test]
+    fn the_road_network_is_one_entity_per_material_with_a_triangle_list_per_surface() {
+        let surfaces = [
+            surface(Material::Building, [0.5, 0.4, 0.3], 10.0),
+            surface(Material::LaneMarking, [0.9, 0.9, 0.9], 0.0),
+            surface(Material::Asphalt, [0.2, 0.2, 0.2], 0.0),
+            surface(Material::Building, [0.1, 0.2, 0.3], 20.0),
+            Surface {
+                material: Material::Sidewalk,
+                colour: [0.6; 3],
+                mesh: SurfaceMesh::default(),
+            },
+        ];
+        let update = road_network(&surfaces);
+        let ids: Vec<&str> = update.entities.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["map/asphalt", "map/lane_marking", "map/building"]);
+        let building = &update.entities[2];
+        assert_eq!(building.frame_id, WORLD_FRAME);
+        assert_eq!(building.triangles.len(), 2);
+        let second = &building.triangles[1];
+        assert_eq!(second.points.len(), 4);
+        assert_eq!(second.points[3].x, 21.0);
+        assert_eq!(second.indices, [0, 1, 2, 1, 3, 2]);
+        let colour = second.color.expect("colour");
+        assert_eq!((colour.b, colour.a), (f64::from(0.3f32), 1.0));
+        assert!(road_network(&[]).entities.is_empty());
     }
 
     #[test]
