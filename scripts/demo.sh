@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sets up convoy and runs the demo: launch/demo.toml (the two-car scenario as separate
-# processes: coordinator + one process per agent, lockstep over DDS, a sensor node and the ROS 2
+# Sets up convoy and runs the demo: launch/demo.toml (sixteen cars driving CARLA's Town01 as
+# separate processes: coordinator + agent processes, lockstep over DDS, a sensor node and the ROS 2
 # bridge, watched by a stock rclpy node, recorded to an MCAP file, served to a live view) with a
 # state log, then the DDS latency benchmark between two convoy processes with CycloneDDS's
 # ddsperf beside it.
@@ -17,9 +17,9 @@ echo "    the live view is on ws://127.0.0.1:8765: open it in Foxglove, or open"
 echo "    file://$PWD/examples/live_view.html?ws=ws://127.0.0.1:8765 in a browser"
 ROS_DOMAIN_ID=42 .venv/bin/python examples/ros2_watch.py --count 3 --timeout 120 &
 watcher=$!
-target/debug/convoy launch launch/demo.toml --state-log target/demo/two_cars.jsonl
+target/debug/convoy launch launch/demo.toml --state-log target/demo/town.jsonl
 wait "$watcher" || true
-echo "==> $(wc -l < target/demo/two_cars.jsonl) agent states logged (one JSON line per agent per frame)"
+echo "==> $(wc -l < target/demo/town.jsonl) agent states logged (one JSON line per agent per frame)"
 echo "==> the run is recorded in target/demo/demo.mcap ($(du -h target/demo/demo.mcap | cut -f1));"
 echo "    play it again with: target/debug/convoy --domain 42 replay target/demo/demo.mcap"
 echo "==> convoy bench latency (two processes, reliable 'bench' profile of qos/convoy.xml)"

@@ -361,6 +361,20 @@ pub enum BenchCommand {
     Images(ImagesBenchArgs),
     /// What the ROS 2 bridge adds: the same sensor stream read directly and through convoy-bridge
     Bridge(BridgeBenchArgs),
+    /// What building a scenario's world (OpenDRIVE roads, meshes, trimesh shapes) costs a node
+    World(WorldBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorldBenchArgs {
+    /// Scenario file (or a name under launch/scenarios/) whose [map] is measured
+    pub scenario: PathBuf,
+    /// Rounds measured
+    #[arg(long, default_value_t = 10)]
+    pub repeat: usize,
+    /// Write the results as CSV (step,rounds,median_ms,max_ms)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -472,6 +486,10 @@ pub struct SensorsBenchArgs {
     /// Frames per run
     #[arg(long, default_value_t = 2000)]
     pub frames: u64,
+    /// Put the sensors' agents in this scenario's world (its [map] and first N agents, as
+    /// `bench lockstep --world`) instead of the flat ring
+    #[arg(long, value_name = "SCENARIO")]
+    pub world: Option<PathBuf>,
     /// Write the results as CSV (sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms)
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -497,6 +515,11 @@ pub struct LockstepArgs {
         value_name = "N|auto"
     )]
     pub agents_per_process: Vec<AgentsPerProcess>,
+    /// Drive this scenario's world instead of the flat ring: its [map] and its first N agents
+    /// (starts and controllers, e.g. lane_follow cars on Town01), at the bench's settings (dt
+    /// 0.01), so frames/s compare with the ring's
+    #[arg(long, value_name = "SCENARIO")]
+    pub world: Option<PathBuf>,
     /// Write the results as CSV
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -129,7 +129,8 @@ impl RoadMap {
         }
         CentrePose {
             position: point(pose.position),
-            yaw: hy.atan2(hx),
+            // libm, not the host's C library: controllers steer by this on every host alike.
+            yaw: libm::atan2(hy, hx),
         }
     }
 

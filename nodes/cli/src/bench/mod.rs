@@ -11,6 +11,7 @@ pub mod lockstep;
 pub mod payload;
 mod pinger;
 pub mod sensors;
+pub mod world;
 
 use std::borrow::Cow;
 use std::fmt::Display;
@@ -32,6 +33,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, command: &BenchCommand) -> Result
         BenchCommand::Sensors(args) => sensors::run(domain, qos, args),
         BenchCommand::Images(args) => images::run(domain, qos, args),
         BenchCommand::Bridge(args) => bridge::run(domain, qos, args),
+        BenchCommand::World(args) => world::run(args),
     }
 }
 

@@ -23,7 +23,7 @@ use convoy_core::qos::{QosSet, QosSpec};
 use convoy_core::scenario::{Distribution, SensorKind, SensorSpec};
 use convoy_core::topics;
 
-use super::lockstep::ring_scenario;
+use super::lockstep::{ring_scenario, world_scenario};
 use super::{per_second, write_csv, ScratchDir, Stats};
 use crate::args::{check_each, check_range, RunArgs, SensorsBenchArgs};
 use crate::graph::run_until_done;
@@ -154,7 +154,10 @@ fn probe<M: Sensed>(node: &Node, agent: &str, kind: SensorKind) -> Result<Box<dy
 }
 
 fn write_scenario(dir: &ScratchDir, args: &SensorsBenchArgs, setup: &Setup) -> Result<PathBuf> {
-    let mut scenario = ring_scenario(args.agents);
+    let mut scenario = match &args.world {
+        Some(world) => world_scenario(args.agents, world)?,
+        None => ring_scenario(args.agents),
+    };
     scenario.scenario.name = "bench_sensors".into();
     for agent in &mut scenario.agents {
         agent.sensors = setup
