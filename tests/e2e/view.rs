@@ -445,3 +445,22 @@ fn a_port_already_in_use_is_an_error_naming_the_address() {
         "the error does not name {addr}:\n{err}"
     );
 }
+
+#[test]
+fn a_map_file_that_cannot_be_read_is_an_error_naming_it() {
+    watchdog("view missing map", Duration::from_secs(120));
+    let _turn = take_turn();
+    let (town, _) = town_scenario("missing_map");
+    let text = std::fs::read_to_string(&town).expect("town.toml");
+    let missing = town.with_file_name("missing.xodr");
+    let xodr = repo_root().join("launch/maps/town01/Town01.xodr");
+    let text = text.replace(&xodr.display().to_string(), &missing.display().to_string());
+    let scenario = write_file(town.parent().expect("dir"), "missing_map.toml", &text);
+    let mut cmd = view_command(domain::VIEW_TOWN, &scenario, "127.0.0.1:0");
+    let err = run_fails(&mut cmd, Duration::from_secs(60));
+    assert!(
+        err.contains(&missing.display().to_string()) && !err.contains("panicked"),
+        "the error does not name {}:\n{err}",
+        missing.display()
+    );
+}

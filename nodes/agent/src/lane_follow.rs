@@ -49,6 +49,16 @@ const JUNCTION_STOP_MARGIN: f64 = 1.0;
 /// Below this distance-to-go the car stands still, metres.
 const STANDSTILL_DISTANCE: f64 = 0.3;
 
+/// A point of the path ahead: distance along it from the car, position, travel yaw and its
+/// unit vector (computed once: every other car is tested against every point).
+#[derive(Debug, Clone, Copy)]
+struct PathPoint {
+    d: f64,
+    p: [f64; 3],
+    yaw: f64,
+    dir: [f64; 2],
+}
+
 /// A small deterministic random stream (SplitMix64): the same draws on every host.
 #[derive(Debug, Clone)]
 pub struct TurnStream(u64);
@@ -212,8 +222,8 @@ impl LaneFollower {
     }
 
     /// Points along the plan from progress `s` on `plan[0]`, every `step` metres up to
-    /// `distance`: (distance from here, position, travel yaw).
-    fn path_ahead(&mut self, distance: f64, step: f64) -> Vec<(f64, [f64; 3], f64)> {
+    /// `distance`.
+    fn path_ahead(&mut self, distance: f64, step: f64) -> Vec<PathPoint> {
         let mut out = Vec::new();
         let mut travelled = 0.0;
         let mut index = 0;
@@ -232,7 +242,12 @@ impl LaneFollower {
                 continue;
             }
             let pose = self.roads().centre(LanePos { lane, s });
-            out.push((travelled, pose.position, pose.yaw));
+            out.push(PathPoint {
+                d: travelled,
+                p: pose.position,
+                yaw: pose.yaw,
+                dir: [detmath::cos(pose.yaw), detmath::sin(pose.yaw)],
+            });
             travelled += step;
             s += step;
         }
@@ -286,7 +301,13 @@ impl LaneFollower {
         ];
         self.localise(rear);
         let path = self.path_ahead(HORIZON, 1.0);
-        let Some(&(_, here, path_yaw)) = path.first() else {
+        let Some(&PathPoint {
+            p: here,
+            yaw: path_yaw,
+            dir: [path_cos, path_sin],
+            ..
+        }) = path.first()
+        else {
             return Plan {
                 speed: 0.0,
                 curvature: 0.0,
@@ -295,8 +316,7 @@ impl LaneFollower {
         };
 
         // Steering: feed-forward curvature of the lane at the rear axle plus feedback.
-        let lateral = -(rear[0] - here[0]) * detmath::sin(path_yaw)
-            + (rear[1] - here[1]) * detmath::cos(path_yaw);
+        let lateral = -(rear[0] - here[0]) * path_sin + (rear[1] - here[1]) * path_cos;
         let heading_error = wrap(yaw - path_yaw);
         let k_ref = curvature_at(&path, 0);
         let k1 = 1.0 / (TRACK_DISTANCE * TRACK_DISTANCE);
@@ -306,7 +326,7 @@ impl LaneFollower {
         // Speed: curves ahead.
         let mut speed = self.speed;
         for i in 0..path.len() {
-            let (d, _, _) = path[i];
+            let d = path[i].d;
             let k = curvature_at(&path, i).abs().max(1e-6);
             let v_curve = (LATERAL_ACCEL / k).sqrt();
             speed = speed.min(stop_speed(d, v_curve));
@@ -327,18 +347,20 @@ impl LaneFollower {
     }
 
     /// Bumper-to-bumper distance to the nearest other car on the path ahead.
-    fn nearest_on_path(
-        &self,
-        path: &[(f64, [f64; 3], f64)],
-        others: &[&AgentState],
-    ) -> Option<f64> {
+    fn nearest_on_path(&self, path: &[PathPoint], others: &[&AgentState]) -> Option<f64> {
         let mut nearest: Option<f64> = None;
+        let start = path.first()?.p;
+        let reach = path.last().map_or(0.0, |l| l.d) + PATH_HALF_WIDTH + 1.0;
         for other in others {
             let o = &other.pose.position;
-            for &(d, p, yaw) in path {
+            // A car farther away than the path is long cannot be on it.
+            if distance([o.x, o.y], [start[0], start[1]]) > reach {
+                continue;
+            }
+            for &PathPoint { d, p, dir, .. } in path {
                 let dx = o.x - p[0];
                 let dy = o.y - p[1];
-                let (sin, cos) = (detmath::sin(yaw), detmath::cos(yaw));
+                let [cos, sin] = dir;
                 let along = dx * cos + dy * sin;
                 let across = -dx * sin + dy * cos;
                 // The path point nearest the other car (within a step of the path).
@@ -358,11 +380,11 @@ impl LaneFollower {
         &self,
         state: &AgentState,
         others: &[&AgentState],
-        path: &[(f64, [f64; 3], f64)],
+        path: &[PathPoint],
     ) -> Option<f64> {
         let me = [state.pose.position.x, state.pose.position.y];
         // The first junction zone the path enters.
-        let (zone, entry) = path.iter().find_map(|&(d, p, _)| {
+        let (zone, entry) = path.iter().find_map(|&PathPoint { d, p, .. }| {
             self.junctions
                 .iter()
                 .find(|z| distance(z.centre, [p[0], p[1]]) <= z.radius)
@@ -437,17 +459,17 @@ fn wrap(a: f64) -> f64 {
 }
 
 /// Curvature of the path at point `i` from the headings one point either side (1/m).
-fn curvature_at(path: &[(f64, [f64; 3], f64)], i: usize) -> f64 {
+fn curvature_at(path: &[PathPoint], i: usize) -> f64 {
     let a = i.saturating_sub(1);
     let b = (i + 1).min(path.len().saturating_sub(1));
     if b <= a {
         return 0.0;
     }
-    let ds = path[b].0 - path[a].0;
+    let ds = path[b].d - path[a].d;
     if ds <= 0.0 {
         return 0.0;
     }
-    wrap(path[b].2 - path[a].2) / ds
+    wrap(path[b].yaw - path[a].yaw) / ds
 }
 
 impl Controller for LaneFollower {

@@ -103,7 +103,8 @@ fn the_camera_draws_lanes_marks_and_buildings_in_their_classes() {
     );
     let total = img.class.len();
     assert!(road > total / 20, "road pixels {road} of {total}");
-    assert!(marks > 50, "lane-marking pixels {marks}");
+    // Town01 paints a broken centre line: a few dashes ahead.
+    assert!(marks > 10, "lane-marking pixels {marks}");
     assert!(sidewalk > 50, "sidewalk pixels {sidewalk}");
     assert!(buildings > 200, "building pixels {buildings}");
     // Straight ahead and down, the lane: asphalt-dark grey, not the lighter ground.

@@ -106,6 +106,12 @@ pub fn run(args: &NodeArgs, settings: &ViewSettings, stop: Arc<AtomicBool>) -> R
     let server = serve(&context, settings, map.clone())?;
     let mut view = LiveView::new(&node, &context, &scenario, world.ground_z, map)?;
     println!("live view: ws://{}:{}", settings.host, server.port());
+    println!(
+        "  open it in Foxglove (Open connection, Foxglove WebSocket) with docs/foxglove_layout.json, \
+         or examples/live_view.html?ws=ws://{}:{}",
+        settings.host,
+        server.port()
+    );
     if let Some(map) = &view.map_out {
         println!(
             "  /map: {} triangles in {} entities, {} kB, sent as a client subscribes and every {} s",
@@ -115,12 +121,6 @@ pub fn run(args: &NodeArgs, settings: &ViewSettings, stop: Arc<AtomicBool>) -> R
             MAP_PERIOD.as_secs()
         );
     }
-    println!(
-        "  open it in Foxglove (Open connection, Foxglove WebSocket) with docs/foxglove_layout.json, \
-         or examples/live_view.html?ws=ws://{}:{}",
-        settings.host,
-        server.port()
-    );
     while !stop.load(Ordering::Relaxed) {
         view.waitset.wait(HOUSEKEEPING);
         view.pass(&server);

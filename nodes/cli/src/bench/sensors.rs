@@ -170,9 +170,14 @@ fn write_scenario(dir: &ScratchDir, args: &SensorsBenchArgs, setup: &Setup) -> R
             })
             .collect();
     }
-    if let (Some((channels, columns, rate)), Some(first)) =
-        (setup.lidar, scenario.agents.first_mut())
-    {
+    // The lidar goes on the first agent by id, the one `measure` listens to (a world's agents
+    // need not be in id order in its file).
+    let first_id = scenario.agent_ids().first().cloned();
+    let first = scenario
+        .agents
+        .iter_mut()
+        .find(|a| Some(&a.id) == first_id.as_ref());
+    if let (Some((channels, columns, rate)), Some(first)) = (setup.lidar, first) {
         first.sensors.push(SensorSpec {
             distribution: Distribution::MainOrClient,
             range: Some(100.0),
