@@ -17,8 +17,10 @@
 //!
 //! Because the tire corrections are force-limited while contacts are not, a crash wins over the
 //! tires: a car hit by a zombie is pushed back or spun, then the tires bring it back in line.
-//! Roll and pitch are locked (flat map, no suspension): this keeps the box upright and stable at
-//! dt 0.01-0.05 s without a suspension model.
+//! Roll and pitch are locked (no suspension): this keeps the box upright and stable at
+//! dt 0.01-0.05 s without a suspension model. On an OpenDRIVE road the body does not rest on a
+//! collider but is held at its resting height over the road by a ray down each substep
+//! (`AgentWorld::hold_on_road`), following the road's elevation with a level body.
 
 use convoy_core::messages::{Control, ControlMode};
 use convoy_core::scenario::VehicleParams;

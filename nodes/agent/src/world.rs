@@ -33,7 +33,8 @@ use convoy_core::messages::{AgentState, Control, Pose as PoseMsg, Quat, Twist, V
 use convoy_core::scenario::{Scenario, VehicleParams};
 use convoy_world::{Material, World};
 use rapier3d_f64::prelude::{
-    CoefficientCombineRule, ColliderBuilder, PhysicsWorld, Pose, QueryFilter, Ray, Rotation, Vector,
+    CoefficientCombineRule, ColliderBuilder, InteractionGroups, PhysicsWorld, Pose, QueryFilter,
+    Ray, Rotation, Vector,
 };
 
 use crate::vehicle::{heading, yaw_rotation, Command, Vehicle, BODY_FRICTION, GRAVITY};
@@ -46,6 +47,15 @@ const GROUNDED_TOLERANCE: f64 = 0.1;
 /// The steepest grade (rise over run) a level body still counts as grounded on: on a slope the
 /// level box rests on one edge, its centre that much higher per metre of half length.
 const GROUNDED_GRADE: f64 = 0.12;
+/// Collider user data of a road surface: a floor the car is held on, not a body it collides
+/// with (see [`AgentWorld::step`]).
+const ROAD_TAG: u128 = 1;
+/// A car whose wheels are this far above a road or less (plus the grade allowance) is held on
+/// it; higher, it is airborne and falls (metres).
+const ROAD_SNAP: f64 = 0.15;
+/// A car thrown upward faster than this is left to fly, not pulled onto the road (m/s).
+const ROAD_SNAP_LIFT: f64 = 1.0;
+
 /// A teleport looks for the surface under its target from this height down (metres; far above
 /// any road, under any bridge deck a map would stack on it).
 const TELEPORT_PROBE_HEIGHT: f64 = 1000.0;
@@ -197,19 +207,22 @@ impl AgentWorld {
                 .friction_combine_rule(CoefficientCombineRule::Multiply),
             None,
         );
-        // Roads are frictionless like the ground (the tires are modelled); buildings and other
-        // meshes are walls a car slides along.
+        // Buildings and other meshes are walls a car slides along. Road surfaces are floors:
+        // they collide with nothing (a box on a trimesh road touches a dozen triangles, each a
+        // contact manifold for the solver: most of a town frame's physics); the car is held on
+        // them by a ray down each substep instead (`hold_on_road`), which also keeps it out of
+        // every seam between lane strips, sections and junction roads.
         for shape in world.solid_shapes() {
-            let friction = match shape.material {
-                Material::Building | Material::Vegetation => BODY_FRICTION,
-                _ => 0.0,
-            };
-            physics.insert_collider(
-                ColliderBuilder::new(shape.shape.clone())
-                    .friction(friction)
+            let builder = ColliderBuilder::new(shape.shape.clone());
+            let builder = match shape.material {
+                Material::Building | Material::Vegetation => builder
+                    .friction(BODY_FRICTION)
                     .friction_combine_rule(CoefficientCombineRule::Multiply),
-                None,
-            );
+                _ => builder
+                    .collision_groups(InteractionGroups::none())
+                    .user_data(ROAD_TAG),
+            };
+            physics.insert_collider(builder, None);
         }
         for b in &map.boxes {
             let [x, y, z] = b.center;
@@ -315,6 +328,7 @@ impl AgentWorld {
             self.vehicle
                 .apply(&mut self.physics.bodies, &command, h, grounded);
             self.physics.step();
+            self.hold_on_road();
         }
         self.accel = (self.linvel() - before) / dt;
     }
@@ -331,6 +345,52 @@ impl AgentWorld {
             .map_or(Vector::ZERO, |b| b.linvel())
     }
 
+    /// The road under the car (height and unit up normal), looked for from the body's top
+    /// down to a little below its wheels; `None` off the roads.
+    fn road_below(&self) -> Option<(f64, Vector)> {
+        let body = self.physics.bodies.get(self.vehicle.body())?;
+        let p = body.translation();
+        let [hx, _, hz] = self.vehicle.params().half_extents;
+        let from = Vector::new(p.x, p.y, p.z + hz);
+        let reach = 2.0 * hz + ROAD_SNAP + GROUNDED_GRADE * hx;
+        let is_road = |_, c: &rapier3d_f64::prelude::Collider| c.user_data == ROAD_TAG;
+        let query = self
+            .physics
+            .query_pipeline_with_filter(QueryFilter::only_fixed().predicate(&is_road));
+        let (_, hit) = query.cast_ray_and_get_normal(&Ray::new(from, -Vector::Z), reach, true)?;
+        let normal = if hit.normal.z < 0.0 {
+            -hit.normal
+        } else {
+            hit.normal
+        };
+        (normal.z > 0.5).then_some((from.z - hit.time_of_impact, normal))
+    }
+
+    /// Holds the car on the road under it: a car at or near the road's height (not thrown up
+    /// in a crash) is put at its resting height on it, moving along the surface (its vertical
+    /// velocity follows the grade). Off the roads nothing changes: the ground plane and boxes
+    /// are colliders as before.
+    fn hold_on_road(&mut self) {
+        let Some((road, normal)) = self.road_below() else {
+            return;
+        };
+        let rest = self.vehicle.rest_height();
+        let [hx, _, _] = self.vehicle.params().half_extents;
+        let Some(body) = self.physics.bodies.get_mut(self.vehicle.body()) else {
+            return;
+        };
+        let p = body.translation();
+        let v = body.linvel();
+        let above = p.z - (road + rest);
+        if above > ROAD_SNAP + GROUNDED_GRADE * hx || v.z > ROAD_SNAP_LIFT {
+            return;
+        }
+        // Along the surface: dz = -(n.x dx + n.y dy) / n.z.
+        let vz = -(normal.x * v.x + normal.y * v.y) / normal.z;
+        body.set_translation(Vector::new(p.x, p.y, road + rest), true);
+        body.set_linvel(Vector::new(v.x, v.y, vz), true);
+    }
+
     /// The wheels touch the ground: over the map and not lifted (by a crash) or fallen.
     fn grounded(&self) -> bool {
         let Some(body) = self.physics.bodies.get(self.vehicle.body()) else {
@@ -340,8 +400,12 @@ impl AgentWorld {
         if !self.is_on_map(p.x, p.y) {
             return false;
         }
-        let Some(surface) = self.surface_below(p) else {
-            return false;
+        let surface = match self.road_below() {
+            Some((road, _)) => road,
+            None => match self.surface_below(p) {
+                Some(surface) => surface,
+                None => return false,
+            },
         };
         let [hx, _, hz] = self.vehicle.params().half_extents;
         let above = p.z - surface;

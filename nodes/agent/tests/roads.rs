@@ -49,6 +49,7 @@ fn a_car_climbs_a_five_percent_grade_across_lane_sections() {
     let mut fleet = Fleet::new(&scenario);
     let mut worst_deviation = 0.0_f64;
     let mut lowest_clearance = f64::INFINITY;
+    let mut highest_clearance = f64::NEG_INFINITY;
     let mut top = None;
     for _ in 0..600 {
         fleet.step(&no_external);
@@ -57,9 +58,17 @@ fn a_car_climbs_a_five_percent_grade_across_lane_sections() {
         if p[0] > 280.0 {
             break;
         }
-        // Height of the body's bottom over the road under it (the road at the car's x).
-        let road_z = road_height(p[0]);
+        // Height of the body's bottom over the road under it (the road at the car's x; from
+        // s = 230 the road banks 3%, which lowers lane -1's centre, 1.875 m right of the
+        // reference line, by up to 1.875 * tan(0.03)).
+        let bank = if p[0] < 230.0 {
+            0.0
+        } else {
+            1.875 * (0.003 * (p[0] - 230.0)).min(0.03).tan()
+        };
+        let road_z = road_height(p[0]) - bank;
         lowest_clearance = lowest_clearance.min(p[2] - s.extents.z - road_z);
+        highest_clearance = highest_clearance.max(p[2] - s.extents.z - road_z);
         if let Some(d) = roads.lane_deviation(p, yaw(s)) {
             worst_deviation = worst_deviation.max(d);
         }
@@ -201,4 +210,90 @@ fn town_cars_keep_their_lanes_and_apart() {
             d / seconds
         );
     }
+}
+
+#[test]
+fn a_car_follows_a_given_route_and_never_sinks_into_the_road() {
+    let path = repo().join("launch/scenarios/town.toml");
+    let mut scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let world = World::load(&scenario).expect("world");
+    let roads = world.roads.as_ref().expect("roads");
+    // A route from ego's start: at every fork the last lane on offer (the seeded stream would
+    // pick others), through four junctions.
+    let start = world
+        .start_of(&scenario.agents[0].start)
+        .expect("start")
+        .lane
+        .expect("a lane start");
+    let mut lane = start.lane;
+    let mut route: Vec<String> = Vec::new();
+    let mut forks = 0;
+    while forks < 4 {
+        let next = roads.next_lanes(lane);
+        if next.len() > 1 {
+            forks += 1;
+        }
+        lane = *next.last().expect("Town01 has no dead ends");
+        let road = roads.od_lane(lane).expect("a road").0.to_string();
+        if route.last() != Some(&road) {
+            route.push(road);
+        }
+    }
+    scenario.agents.truncate(1);
+    scenario.agents[0].sensors.clear();
+    scenario.agents[0].controller = convoy_core::scenario::ControllerSpec::LaneFollow {
+        speed: 8.0,
+        route: route.clone(),
+        gap: 6.0,
+    };
+    let mut fleet = Fleet::new(&scenario);
+    let mut visited: Vec<String> = Vec::new();
+    let mut candidate = (String::new(), 0);
+    let mut lowest = f64::INFINITY;
+    for _ in 0..3000 {
+        fleet.step(&no_external);
+        let s = &fleet.states[0];
+        let p = [s.pose.position.x, s.pose.position.y, s.pose.position.z];
+        // Town01 is flat: the body's centre stays its half height above the road.
+        lowest = lowest.min(p[2] - s.extents.z);
+        let Some((lane, _)) = roads.lane_along(p, yaw(s)) else {
+            continue;
+        };
+        // Junction roads overlap; the roads between junctions say where the car went.
+        if roads.junction_of(lane).is_some() {
+            continue;
+        }
+        // Where two roads join end to end, the nearest lane flickers between them for a
+        // frame or two: a road counts once the car has been on it for 10 frames.
+        let road = roads.od_lane(lane).expect("road").0.to_string();
+        if candidate.0 == road {
+            candidate.1 += 1;
+        } else {
+            candidate = (road, 1);
+        }
+        if candidate.1 == 10 && visited.last() != Some(&candidate.0) {
+            visited.push(candidate.0.clone());
+        }
+        if visited.len() > 4 {
+            break;
+        }
+    }
+    let planned: Vec<String> = route
+        .iter()
+        .filter(|r| {
+            roads
+                .network()
+                .road_by_od_id(r)
+                .is_some_and(|road| road.junction().is_none())
+        })
+        .cloned()
+        .collect();
+    let start_road = roads.od_lane(start.lane).expect("start road").0.to_string();
+    let expected: Vec<String> = std::iter::once(start_road)
+        .chain(planned)
+        .take(visited.len())
+        .collect();
+    assert!(visited.len() >= 3, "the car got nowhere: {visited:?}");
+    assert_eq!(visited, expected, "route {route:?}");
+    assert!(lowest > -0.02, "the car sank {lowest} m into the road");
 }

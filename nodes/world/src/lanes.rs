@@ -170,9 +170,15 @@ impl RoadMap {
     /// lane that runs its way (travel direction within 60 degrees of `yaw`), in the ground
     /// plane: the measure of a car keeping its lane. `None` when no such lane is within 10 m.
     pub fn lane_deviation(&self, position: [f64; 3], yaw: f64) -> Option<f64> {
+        self.lane_along(position, yaw).map(|(_, offset)| offset)
+    }
+
+    /// The drivable lane running the way of `yaw` (within 60 degrees) whose centre is nearest
+    /// `position`, and the distance to that centre; `None` when none is within 10 m.
+    pub fn lane_along(&self, position: [f64; 3], yaw: f64) -> Option<(LaneId, f64)> {
         const REACH: f64 = 10.0;
         let [x, y, _] = position;
-        let mut best: Option<f64> = None;
+        let mut best: Option<(LaneId, f64)> = None;
         for (lane, [x0, y0, x1, y1]) in &self.driving_boxes {
             if x < x0 - REACH || x > x1 + REACH || y < y0 - REACH || y > y1 + REACH {
                 continue;
@@ -190,7 +196,9 @@ impl RoadMap {
             if turn > std::f64::consts::FRAC_PI_3 || offset.abs() > REACH {
                 continue;
             }
-            best = Some(best.map_or(offset.abs(), |b: f64| b.min(offset.abs())));
+            if best.is_none_or(|(_, b)| offset.abs() < b) {
+                best = Some((*lane, offset.abs()));
+            }
         }
         best
     }

@@ -86,7 +86,8 @@ pub struct StartPlace {
 pub struct World {
     pub files: Vec<WorldFile>,
     pub roads: Option<RoadMap>,
-    /// Road surfaces, road marks and meshes (not the ground plane or the scenario's boxes).
+    /// Road surfaces, road marks and meshes (not the ground plane or the scenario's boxes), cut
+    /// into tiles of [`surface::TILE`] metres.
     pub surfaces: Vec<Surface>,
     /// Height of the top of the ground plane.
     pub ground_z: f64,
@@ -161,6 +162,7 @@ impl World {
             };
             surfaces.extend(gltf_mesh::load(&scenario.map_path(&mesh.file), &placement)?);
         }
+        let surfaces = surface::tiled(surfaces);
         let ground_z = match &roads {
             Some(r) => r.summary().bounds.0[2] - GROUND_BELOW_ROADS,
             None => 0.0,

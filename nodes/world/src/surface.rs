@@ -145,3 +145,49 @@ pub struct Surface {
     pub colour: [f32; 3],
     pub mesh: SurfaceMesh,
 }
+
+/// The side of the square tiles surfaces are cut into, metres.
+pub const TILE: f64 = 50.0;
+
+/// Cuts every surface into square tiles of [`TILE`] metres by triangle centroid (same material
+/// and colour, renumbered vertices), in a stable order: surface order, then tile row and column.
+///
+/// Why: a town-sized surface is one bounding box around the whole town, so every car's
+/// broad phase pairs it with the whole road, every lidar ray walks the whole road's tree, and
+/// the camera draws the roads behind it. Tiles let each of them skip what is far away.
+pub fn tiled(surfaces: Vec<Surface>) -> Vec<Surface> {
+    let mut out = Vec::new();
+    for surface in surfaces {
+        // Per tile: its mesh and where each of the surface's vertices went in it.
+        type Tile = (SurfaceMesh, std::collections::HashMap<u32, u32>);
+        let mut tiles: std::collections::BTreeMap<(i64, i64), Tile> = Default::default();
+        let vertices = &surface.mesh.vertices;
+        for t in &surface.mesh.triangles {
+            let Some(corners) = t
+                .iter()
+                .map(|i| vertices.get(*i as usize).copied())
+                .collect::<Option<Vec<[f64; 3]>>>()
+            else {
+                continue;
+            };
+            let cx = (corners[0][0] + corners[1][0] + corners[2][0]) / 3.0;
+            let cy = (corners[0][1] + corners[1][1] + corners[2][1]) / 3.0;
+            let key = ((cy / TILE).floor() as i64, (cx / TILE).floor() as i64);
+            let (mesh, remap) = tiles.entry(key).or_default();
+            let mut local = [0u32; 3];
+            for (k, i) in t.iter().enumerate() {
+                local[k] = *remap.entry(*i).or_insert_with(|| {
+                    mesh.vertices.push(corners[k]);
+                    mesh.vertices.len() as u32 - 1
+                });
+            }
+            mesh.triangles.push(local);
+        }
+        out.extend(tiles.into_values().map(|(mesh, _)| Surface {
+            material: surface.material,
+            colour: surface.colour,
+            mesh,
+        }));
+    }
+    out
+}

@@ -101,6 +101,8 @@ pub fn run(args: &NodeArgs, settings: &ViewSettings, stop: Arc<AtomicBool>) -> R
             scenario.file.display()
         )
     })?;
+    // The view draws this world: the coordinator checks it is the run's.
+    convoy_core::status::announce_world_digests(&mut beacon, &world.digests());
     let context = Context::new();
     let map = MapOut::new(&context, &world)?.map(Arc::new);
     let server = serve(&context, settings, map.clone())?;

@@ -12,13 +12,47 @@ struct StaticBuffers {
     vertices: wgpu::Buffer,
     count: u32,
     instance: wgpu::Buffer,
+    bounds: (Vec3, Vec3),
+}
+
+/// Whether any of the box `bounds` can be inside the view of `view_proj`: false when all eight
+/// corners lie beyond one plane of the view frustum (a conservative test: a box near a corner
+/// of the frustum may pass and be clipped by the GPU instead).
+fn in_view(view_proj: &Mat4, bounds: &(Vec3, Vec3)) -> bool {
+    let (lo, hi) = *bounds;
+    let corners = (0..8).map(|i| {
+        let p = Vec3::new(
+            if i & 1 == 0 { lo.x } else { hi.x },
+            if i & 2 == 0 { lo.y } else { hi.y },
+            if i & 4 == 0 { lo.z } else { hi.z },
+        );
+        *view_proj * p.extend(1.0)
+    });
+    let mut outside = [true; 6];
+    for c in corners {
+        let tests = [
+            c.x < -c.w,
+            c.x > c.w,
+            c.y < -c.w,
+            c.y > c.w,
+            c.z < 0.0,
+            c.z > c.w,
+        ];
+        for (o, t) in outside.iter_mut().zip(tests) {
+            *o &= t;
+        }
+    }
+    !outside.iter().any(|o| *o)
 }
 
 /// The GPU side: device, pipeline, the cube, and targets per image size.
 pub struct Renderer {
     device: wgpu::Device,
     queue: wgpu::Queue,
+    /// Writes colour, depth and class.
     pipeline: wgpu::RenderPipeline,
+    /// Writes colour only (a camera without depth or semantic outputs).
+    colour_pipeline: wgpu::RenderPipeline,
     globals: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     cube: wgpu::Buffer,
@@ -95,52 +129,59 @@ impl Renderer {
             2 => Float32x4, 3 => Float32x4, 4 => Float32x4, 5 => Float32x4,
             6 => Float32x4, 7 => Uint32
         ];
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("camera"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &shader,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[
-                    wgpu::VertexBufferLayout {
-                        array_stride: std::mem::size_of::<Vertex>() as u64,
-                        step_mode: wgpu::VertexStepMode::Vertex,
-                        attributes: &vertex_attrs,
-                    },
-                    wgpu::VertexBufferLayout {
-                        array_stride: std::mem::size_of::<InstanceRaw>() as u64,
-                        step_mode: wgpu::VertexStepMode::Instance,
-                        attributes: &instance_attrs,
-                    },
-                ],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &shader,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[
-                    Some(COLOUR_FORMAT.into()),
-                    Some(DEPTH_OUT_FORMAT.into()),
-                    Some(CLASS_FORMAT.into()),
-                ],
-            }),
-            primitive: wgpu::PrimitiveState {
-                // The cube's winding is not relied on: both faces are drawn.
-                cull_mode: None,
-                ..Default::default()
-            },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: ZBUFFER_FORMAT,
-                depth_write_enabled: true,
-                depth_compare: wgpu::CompareFunction::Less,
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: Default::default(),
-            multiview: None,
-            cache: None,
-        });
+        let make_pipeline = |entry: &str, targets: &[Option<wgpu::ColorTargetState>]| {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some("camera"),
+                layout: Some(&pipeline_layout),
+                vertex: wgpu::VertexState {
+                    module: &shader,
+                    entry_point: Some("vs_main"),
+                    compilation_options: Default::default(),
+                    buffers: &[
+                        wgpu::VertexBufferLayout {
+                            array_stride: std::mem::size_of::<Vertex>() as u64,
+                            step_mode: wgpu::VertexStepMode::Vertex,
+                            attributes: &vertex_attrs,
+                        },
+                        wgpu::VertexBufferLayout {
+                            array_stride: std::mem::size_of::<InstanceRaw>() as u64,
+                            step_mode: wgpu::VertexStepMode::Instance,
+                            attributes: &instance_attrs,
+                        },
+                    ],
+                },
+                fragment: Some(wgpu::FragmentState {
+                    module: &shader,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    targets,
+                }),
+                primitive: wgpu::PrimitiveState {
+                    // The cube's winding is not relied on: both faces are drawn.
+                    cull_mode: None,
+                    ..Default::default()
+                },
+                depth_stencil: Some(wgpu::DepthStencilState {
+                    format: ZBUFFER_FORMAT,
+                    depth_write_enabled: true,
+                    depth_compare: wgpu::CompareFunction::Less,
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                multisample: Default::default(),
+                multiview: None,
+                cache: None,
+            })
+        };
+        let pipeline = make_pipeline(
+            "fs_main",
+            &[
+                Some(COLOUR_FORMAT.into()),
+                Some(DEPTH_OUT_FORMAT.into()),
+                Some(CLASS_FORMAT.into()),
+            ],
+        );
+        let colour_pipeline = make_pipeline("fs_colour", &[Some(COLOUR_FORMAT.into())]);
         let cube_vertices = cube();
         let cube = wgpu::util::DeviceExt::create_buffer_init(
             &device,
@@ -154,6 +195,7 @@ impl Renderer {
             device,
             queue,
             pipeline,
+            colour_pipeline,
             globals,
             bind_group,
             cube,
@@ -187,6 +229,7 @@ impl Renderer {
                 vertices: buffer("static mesh", bytemuck::cast_slice(&m.vertices)),
                 count: m.vertices.len() as u32,
                 instance: buffer("static mesh instance", bytemuck::bytes_of(&m.instance)),
+                bounds: m.bounds,
             })
             .collect();
         self.statics = Some((Arc::clone(&scene.meshes), buffers));
@@ -269,21 +312,27 @@ impl Renderer {
                 })
             };
             let [r, g, b, a] = SKY_COLOUR;
+            let all_attachments = [
+                attachment(&colour_view, wgpu::Color { r, g, b, a }),
+                attachment(
+                    &depth_view,
+                    wgpu::Color {
+                        r: f64::from(SKY_DEPTH),
+                        g: 0.0,
+                        b: 0.0,
+                        a: 0.0,
+                    },
+                ),
+                attachment(&class_view, wgpu::Color::TRANSPARENT),
+            ];
+            let colour_only = !(params.depth || params.semantic);
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("camera"),
-                color_attachments: &[
-                    attachment(&colour_view, wgpu::Color { r, g, b, a }),
-                    attachment(
-                        &depth_view,
-                        wgpu::Color {
-                            r: f64::from(SKY_DEPTH),
-                            g: 0.0,
-                            b: 0.0,
-                            a: 0.0,
-                        },
-                    ),
-                    attachment(&class_view, wgpu::Color::TRANSPARENT),
-                ],
+                color_attachments: if colour_only {
+                    &all_attachments[..1]
+                } else {
+                    &all_attachments[..]
+                },
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                     view: &z_view,
                     depth_ops: Some(wgpu::Operations {
@@ -295,18 +344,31 @@ impl Renderer {
                 timestamp_writes: None,
                 occlusion_query_set: None,
             });
-            pass.set_pipeline(&self.pipeline);
+            pass.set_pipeline(if colour_only {
+                &self.colour_pipeline
+            } else {
+                &self.pipeline
+            });
             pass.set_bind_group(0, &self.bind_group, &[]);
-            pass.set_vertex_buffer(0, self.cube.slice(..));
-            pass.set_vertex_buffer(1, instance_buf.slice(..));
-            pass.draw(0..36, 0..instances.len() as u32);
+            // The static meshes in view first, nearest first, then the boxes (the ground
+            // last): a fragment behind what is already drawn fails the depth test before it is
+            // shaded, which on a CPU rasterizer is most of the cost of a frame.
             if let Some((_, meshes)) = &self.statics {
-                for mesh in meshes {
+                let mut visible: Vec<(f32, &StaticBuffers)> = meshes
+                    .iter()
+                    .filter(|m| in_view(&view_proj, &m.bounds))
+                    .map(|m| (((m.bounds.0 + m.bounds.1) * 0.5).distance_squared(eye), m))
+                    .collect();
+                visible.sort_by(|a, b| a.0.total_cmp(&b.0));
+                for (_, mesh) in visible {
                     pass.set_vertex_buffer(0, mesh.vertices.slice(..));
                     pass.set_vertex_buffer(1, mesh.instance.slice(..));
                     pass.draw(0..mesh.count, 0..1);
                 }
             }
+            pass.set_vertex_buffer(0, self.cube.slice(..));
+            pass.set_vertex_buffer(1, instance_buf.slice(..));
+            pass.draw(0..36, 0..instances.len() as u32);
         }
         let copy = |encoder: &mut wgpu::CommandEncoder,
                     tex: &wgpu::Texture,

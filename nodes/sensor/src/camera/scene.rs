@@ -14,6 +14,9 @@ use super::*;
 pub(super) struct MeshDraw {
     pub(super) vertices: Vec<Vertex>,
     pub(super) instance: InstanceRaw,
+    /// Smallest and largest corner of the box around the vertices (world frame): a mesh whose
+    /// box is outside the camera's view is not drawn.
+    pub(super) bounds: (Vec3, Vec3),
 }
 
 /// Flat-shaded triangles of a surface; normals face up where the face is not vertical (both
@@ -121,8 +124,17 @@ impl CameraScene {
             .iter()
             .map(|surface| {
                 let [r, g, b] = surface.colour;
+                let vertices = flat_vertices(&surface.mesh);
+                let bounds = vertices.iter().fold(
+                    (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+                    |(lo, hi), v| {
+                        let p = Vec3::from(v.position);
+                        (lo.min(p), hi.max(p))
+                    },
+                );
                 MeshDraw {
-                    vertices: flat_vertices(&surface.mesh),
+                    vertices,
+                    bounds,
                     instance: InstanceRaw {
                         model: Mat4::IDENTITY.to_cols_array_2d(),
                         colour: [r, g, b, 1.0],
@@ -158,15 +170,14 @@ impl CameraScene {
         }
     }
 
+    /// The boxes to draw: agents first and the ground (the first static) last, so that the
+    /// ground's hidden fragments fail the depth test instead of being shaded.
     pub(super) fn instances(&self, skip_agent: &str) -> Vec<InstanceRaw> {
-        self.statics
+        self.agents
             .iter()
-            .chain(
-                self.agents
-                    .iter()
-                    .filter(|(id, _)| id.as_str() != skip_agent)
-                    .map(|(_, b)| b),
-            )
+            .filter(|(id, _)| id.as_str() != skip_agent)
+            .map(|(_, b)| b)
+            .chain(self.statics.iter().rev())
             .map(InstanceRaw::from)
             .collect()
     }

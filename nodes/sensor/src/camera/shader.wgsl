@@ -53,3 +53,11 @@ fn fs_main(in: VsOut) -> FsOut {
     out.class_id = in.class_id;
     return out;
 }
+
+// The colour image alone (a camera without depth or semantic outputs): one target to write,
+// which on a CPU rasterizer is a good part of a frame's cost.
+@fragment
+fn fs_colour(in: VsOut) -> @location(0) vec4<f32> {
+    let diffuse = max(dot(normalize(in.normal), -g.light.xyz), 0.0);
+    return vec4<f32>(in.colour * (0.35 + 0.65 * diffuse), 1.0);
+}
