@@ -75,7 +75,9 @@ fn yaw(state: &serde_json::Value) -> f64 {
 /// Lane keeping, contacts and progress of a run, checked against the numbers.
 fn check_driving(world: &World, states: &StateLog, dt: f64) {
     let roads = world.roads.as_ref().expect("town has roads");
-    let mut by_frame: BTreeMap<u64, Vec<(&str, [f64; 3], f64)>> = BTreeMap::new();
+    // frame -> (agent, position, yaw) of every car.
+    type Cars<'a> = Vec<(&'a str, [f64; 3], f64)>;
+    let mut by_frame: BTreeMap<u64, Cars> = BTreeMap::new();
     for ((frame, agent), state) in states {
         by_frame
             .entry(*frame)

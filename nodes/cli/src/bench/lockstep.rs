@@ -241,6 +241,36 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
     }
 }
 
+/// The bench's ring settings with the world of scenario `path` instead of the ring: its [map]
+/// (file paths made absolute, since the generated scenario lives in a scratch folder) and its
+/// first `n` agents without their sensors.
+pub fn world_scenario(n: usize, path: &std::path::Path) -> Result<Scenario> {
+    let source = Scenario::load(&convoy_core::scenario::resolve_path(path))?;
+    if source.agents.len() < n {
+        bail!(
+            "{} has {} agents: fewer than the {n} asked for",
+            path.display(),
+            source.agents.len()
+        );
+    }
+    let absolute = |name: &str| {
+        let p = source.map_path(name);
+        std::fs::canonicalize(&p).unwrap_or(p).display().to_string()
+    };
+    let mut scenario = ring_scenario(n);
+    scenario.scenario.name = format!("{}_world", source.scenario.name);
+    scenario.map = source.map.clone();
+    scenario.map.opendrive = source.map.opendrive.as_deref().map(absolute);
+    for mesh in &mut scenario.map.meshes {
+        mesh.file = absolute(&mesh.file);
+    }
+    scenario.agents = source.agents[..n].to_vec();
+    for agent in &mut scenario.agents {
+        agent.sensors.clear();
+    }
+    Ok(scenario)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,34 +307,4 @@ mod tests {
         .expect("a result");
         assert_eq!(unknown.datagrams_per_frame, None);
     }
-}
-
-/// The bench's ring settings with the world of scenario `path` instead of the ring: its [map]
-/// (file paths made absolute, since the generated scenario lives in a scratch folder) and its
-/// first `n` agents without their sensors.
-pub fn world_scenario(n: usize, path: &std::path::Path) -> Result<Scenario> {
-    let source = Scenario::load(&convoy_core::scenario::resolve_path(path))?;
-    if source.agents.len() < n {
-        bail!(
-            "{} has {} agents: fewer than the {n} asked for",
-            path.display(),
-            source.agents.len()
-        );
-    }
-    let absolute = |name: &str| {
-        let p = source.map_path(name);
-        std::fs::canonicalize(&p).unwrap_or(p).display().to_string()
-    };
-    let mut scenario = ring_scenario(n);
-    scenario.scenario.name = format!("{}_world", source.scenario.name);
-    scenario.map = source.map.clone();
-    scenario.map.opendrive = source.map.opendrive.as_deref().map(absolute);
-    for mesh in &mut scenario.map.meshes {
-        mesh.file = absolute(&mesh.file);
-    }
-    scenario.agents = source.agents[..n].to_vec();
-    for agent in &mut scenario.agents {
-        agent.sensors.clear();
-    }
-    Ok(scenario)
 }
