@@ -6,13 +6,12 @@
 //! files and starts fail before anything runs.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use convoy_core::scenario::Scenario;
 use convoy_tests::files::{
-    assert_same_states, fresh_dir, read_state_log, shipped_scenario, StateLog,
+    assert_same_states, fresh_dir, read_state_log, town_without_sensors, StateLog,
 };
 use convoy_tests::{
     convoy_run, domain, repo_root, run_scenario, run_with_timeout, wait_for_line, workspace_bin,
@@ -25,31 +24,6 @@ const RUN_LIMIT: Duration = Duration::from_secs(900);
 const FRAMES: &str = "10000";
 /// The cars' target speed in town.toml.
 const TARGET_SPEED: f64 = 8.0;
-
-/// town.toml without its sensors (this test is about driving) and with the map paths made
-/// absolute, written into `dir`.
-fn town_without_sensors(dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(shipped_scenario("town.toml")).expect("town.toml");
-    let maps = repo_root().join("launch/maps");
-    let mut out = String::new();
-    let mut skipping = false;
-    for line in text.lines() {
-        if line.starts_with("[[agents.sensors]]") {
-            skipping = true;
-            continue;
-        }
-        if line.starts_with("[[agents]]") {
-            skipping = false;
-        }
-        if !skipping {
-            out.push_str(&line.replace("../maps", &maps.display().to_string()));
-            out.push('\n');
-        }
-    }
-    let path = dir.join("town_driving.toml");
-    std::fs::write(&path, out).expect("write scenario");
-    path
-}
 
 /// The numbers of a state log field (`position`, `orientation`: arrays of floats).
 fn numbers(state: &serde_json::Value, field: &str) -> Vec<f64> {

@@ -13,7 +13,7 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use convoy_core::scenario::Scenario;
-use convoy_tests::files::{fresh_dir, shipped_scenario, write_file};
+use convoy_tests::files::{fresh_dir, town_without_sensors, write_file};
 use convoy_tests::{
     convoy_on, convoy_run, domain, profile_dir, repo_root, ros_python, run_fails, run_with_timeout,
     take_turn, wait_for_line, watchdog, ChildGuard,
@@ -75,28 +75,10 @@ fn scenario(name: &str) -> PathBuf {
 /// its sensors and with its map paths made absolute, in a fresh directory of the test's own;
 /// its path and its agents' ids.
 fn town_scenario(name: &str) -> (PathBuf, Vec<String>) {
-    let text = std::fs::read_to_string(shipped_scenario("town.toml")).expect("town.toml");
-    let maps = repo_root().join("launch/maps");
-    let (mut out, mut ids, mut skipping) = (String::new(), Vec::new(), false);
-    for line in text.lines() {
-        if line.starts_with("[[agents.sensors]]") {
-            skipping = true;
-            continue;
-        }
-        if line.starts_with('[') {
-            skipping = false;
-        }
-        if skipping {
-            continue;
-        }
-        if let Some(id) = line.strip_prefix("id = ") {
-            ids.push(id.trim_matches('"').to_string());
-        }
-        out.push_str(&line.replace("\"../maps/", &format!("\"{}/", maps.display())));
-        out.push('\n');
-    }
-    let dir = fresh_dir("test-view", name);
-    (write_file(&dir, "town.toml", &out), ids)
+    let path = town_without_sensors(&fresh_dir("test-view", name));
+    let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let ids = scenario.agents.iter().map(|a| a.id.clone()).collect();
+    (path, ids)
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on (just now).

@@ -46,6 +46,29 @@ pub fn shipped_scenario(name: &str) -> PathBuf {
     repo_root().join("launch/scenarios").join(name)
 }
 
+/// launch/scenarios/town.toml (sixteen `lane_follow` cars on CARLA's Town01) without its
+/// sensors, for tests about driving and drawing the town, with its map paths made absolute,
+/// written to `dir/town.toml`.
+pub fn town_without_sensors(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(shipped_scenario("town.toml")).expect("town.toml");
+    let maps = repo_root().join("launch/maps");
+    let (mut out, mut skipping) = (String::new(), false);
+    for line in text.lines() {
+        if line.starts_with("[[agents.sensors]]") {
+            skipping = true;
+            continue;
+        }
+        if line.starts_with('[') {
+            skipping = false;
+        }
+        if !skipping {
+            out.push_str(&line.replace("\"../maps/", &format!("\"{}/", maps.display())));
+            out.push('\n');
+        }
+    }
+    write_file(dir, "town.toml", &out)
+}
+
 /// Scenario `[[agents]]` side by side on parallel lanes 10 m apart (the first at y = 0), each
 /// driving 400 m down its own lane at 5 m/s.
 pub fn lane_agents(ids: &[&str]) -> String {

@@ -130,6 +130,20 @@ pub fn file_digests(scenario: &Scenario) -> Result<Vec<(String, u64)>, WorldErro
         .collect())
 }
 
+/// The surfaces of every glTF mesh the scenario places, in scenario order.
+pub fn mesh_surfaces(scenario: &Scenario) -> Result<Vec<Surface>, WorldError> {
+    let mut surfaces = Vec::new();
+    for mesh in &scenario.map.meshes {
+        let placement = gltf_mesh::Placement {
+            position: mesh.position,
+            yaw: mesh.yaw,
+            scale: mesh.scale,
+        };
+        surfaces.extend(gltf_mesh::load(&scenario.map_path(&mesh.file), &placement)?);
+    }
+    Ok(surfaces)
+}
+
 impl World {
     /// The world of a scenario with no map files: the ground plane at z = 0 and nothing else.
     pub fn flat() -> World {
@@ -154,14 +168,7 @@ impl World {
             None => None,
         };
         let mut surfaces = roads.as_ref().map(RoadMap::surfaces).unwrap_or_default();
-        for mesh in &scenario.map.meshes {
-            let placement = gltf_mesh::Placement {
-                position: mesh.position,
-                yaw: mesh.yaw,
-                scale: mesh.scale,
-            };
-            surfaces.extend(gltf_mesh::load(&scenario.map_path(&mesh.file), &placement)?);
-        }
+        surfaces.extend(mesh_surfaces(scenario)?);
         let surfaces = surface::tiled(surfaces);
         let ground_z = match &roads {
             Some(r) => r.summary().bounds.0[2] - GROUND_BELOW_ROADS,

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use convoy_core::scenario::{resolve_path, Scenario};
-use convoy_world::{colliders, file_digests, gltf_mesh, RoadMap, World};
+use convoy_world::{colliders, file_digests, mesh_surfaces, RoadMap, World};
 
 use super::{percentile, write_csv};
 use crate::args::WorldBenchArgs;
@@ -59,14 +59,7 @@ pub fn run(args: &WorldBenchArgs) -> Result<()> {
             times[2].push(ms(t));
         }
         let t = Instant::now();
-        for mesh in &scenario.map.meshes {
-            let placement = gltf_mesh::Placement {
-                position: mesh.position,
-                yaw: mesh.yaw,
-                scale: mesh.scale,
-            };
-            surfaces.extend(gltf_mesh::load(&scenario.map_path(&mesh.file), &placement)?);
-        }
+        surfaces.extend(mesh_surfaces(&scenario)?);
         times[3].push(ms(t));
         let t = Instant::now();
         let solid = colliders::shapes(&surfaces, true);
