@@ -12,8 +12,12 @@ use serde::{Deserialize, Serialize};
 use crate::config;
 use crate::topics::check_id;
 
+mod map;
 mod sensor;
+mod start;
+pub use map::{BoxSpec, MapSpec, MeshSpec};
 pub use sensor::{Distribution, SensorKind, SensorSpec};
+pub use start::{StartFields, StartPose};
 
 /// CARLA's limits: at most 16 substeps per frame.
 pub const MAX_SUBSTEPS_LIMIT: u32 = 16;
@@ -131,64 +135,6 @@ impl Default for GeoOrigin {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MapSpec {
-    /// Half extents (x, y) of the flat ground plane centred on the origin.
-    #[serde(default = "default_ground")]
-    pub ground_half_extents: [f64; 2],
-    /// Static boxes and walls.
-    #[serde(default)]
-    pub boxes: Vec<BoxSpec>,
-    /// An ASAM OpenDRIVE road network (.xodr), relative to the scenario file.
-    #[serde(default)]
-    pub opendrive: Option<String>,
-    /// Static glTF meshes (.gltf, .glb), relative to the scenario file.
-    #[serde(default)]
-    pub meshes: Vec<MeshSpec>,
-}
-
-/// A glTF file placed in the world.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MeshSpec {
-    pub file: String,
-    /// Where the file's origin goes, metres.
-    #[serde(default)]
-    pub position: [f64; 3],
-    /// Rotation about z, radians (counter-clockwise).
-    #[serde(default)]
-    pub yaw: f64,
-    /// Uniform scale.
-    #[serde(default = "one")]
-    pub scale: f64,
-}
-
-fn default_ground() -> [f64; 2] {
-    [500.0, 500.0]
-}
-
-impl Default for MapSpec {
-    fn default() -> Self {
-        MapSpec {
-            ground_half_extents: default_ground(),
-            boxes: Vec::new(),
-            opendrive: None,
-            meshes: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BoxSpec {
-    pub center: [f64; 3],
-    pub half_extents: [f64; 3],
-    /// Rotation about z, radians.
-    #[serde(default)]
-    pub yaw: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct AgentSpec {
     pub id: String,
     pub start: StartPose,
@@ -197,88 +143,6 @@ pub struct AgentSpec {
     pub controller: ControllerSpec,
     #[serde(default)]
     pub sensors: Vec<SensorSpec>,
-}
-
-/// Where an agent starts: on the ground at (x, y) heading `yaw` (radians, 0 = +x,
-/// counter-clockwise), or on a lane of the OpenDRIVE map (`{ road = "5", lane = -1, s = 20.0 }`,
-/// `s` along the road's reference line), facing the lane's direction of travel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "StartFields", into = "StartFields")]
-pub enum StartPose {
-    Pose { x: f64, y: f64, yaw: f64 },
-    Lane { road: String, lane: i32, s: f64 },
-}
-
-/// The TOML form of [`StartPose`]: one table with the fields of either form.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StartFields {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    x: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    y: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    yaw: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    road: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    lane: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    s: Option<f64>,
-}
-
-impl TryFrom<StartFields> for StartPose {
-    type Error = String;
-    fn try_from(f: StartFields) -> Result<StartPose, String> {
-        match f {
-            StartFields {
-                x: Some(x),
-                y: Some(y),
-                yaw,
-                road: None,
-                lane: None,
-                s: None,
-            } => Ok(StartPose::Pose {
-                x,
-                y,
-                yaw: yaw.unwrap_or(0.0),
-            }),
-            StartFields {
-                x: None,
-                y: None,
-                yaw: None,
-                road: Some(road),
-                lane: Some(lane),
-                s,
-            } => Ok(StartPose::Lane {
-                road,
-                lane,
-                s: s.unwrap_or(0.0),
-            }),
-            _ => Err("start takes either { x, y, yaw } or { road, lane, s } \
-                      (a road id, an OpenDRIVE lane id and s along the road)"
-                .into()),
-        }
-    }
-}
-
-impl From<StartPose> for StartFields {
-    fn from(start: StartPose) -> StartFields {
-        match start {
-            StartPose::Pose { x, y, yaw } => StartFields {
-                x: Some(x),
-                y: Some(y),
-                yaw: Some(yaw),
-                ..StartFields::default()
-            },
-            StartPose::Lane { road, lane, s } => StartFields {
-                road: Some(road),
-                lane: Some(lane),
-                s: Some(s),
-                ..StartFields::default()
-            },
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
