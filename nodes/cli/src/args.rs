@@ -114,26 +114,7 @@ pub enum Command {
     View(ViewArgs),
     /// Maps: what an OpenDRIVE file holds
     #[command(subcommand)]
-    Map(MapCommand),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum MapCommand {
-    /// Roads, junctions, lanes by type, total length and bounds of an OpenDRIVE file
-    Info(MapInfoArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct MapInfoArgs {
-    /// The OpenDRIVE file (.xodr)
-    pub file: PathBuf,
-    /// Print JSON instead of a table
-    #[arg(long)]
-    pub json: bool,
-    /// Also write every driving lane's centre line (road, section, lane id, points) as JSON to
-    /// FILE: the input of the independent check tests/interop/xodr_centres.py
-    #[arg(long, value_name = "FILE")]
-    pub lane_centres: Option<PathBuf>,
+    Map(crate::map_cmd::MapCommand),
 }
 
 /// Also what the benches and `convoy launch` run a scenario with (`Default`: none set).
@@ -362,19 +343,7 @@ pub enum BenchCommand {
     /// What the ROS 2 bridge adds: the same sensor stream read directly and through convoy-bridge
     Bridge(BridgeBenchArgs),
     /// What building a scenario's world (OpenDRIVE roads, meshes, trimesh shapes) costs a node
-    World(WorldBenchArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct WorldBenchArgs {
-    /// Scenario file (or a name under launch/scenarios/) whose [map] is measured
-    pub scenario: PathBuf,
-    /// Rounds measured
-    #[arg(long, default_value_t = 10)]
-    pub repeat: usize,
-    /// Write the results as CSV (step,rounds,median_ms,max_ms)
-    #[arg(long)]
-    pub out: Option<PathBuf>,
+    World(crate::bench::world::WorldBenchArgs),
 }
 
 #[derive(Debug, Args)]

@@ -32,7 +32,8 @@ use convoy_core::node::NodeArgs;
 use convoy_core::qos::{QosSet, QosSpec};
 use convoy_core::scenario::resolve_path;
 
-use args::{Cli, Command, MapCommand, NetnsCommand, QosCommand, TopicCommand};
+use args::{Cli, Command, NetnsCommand, QosCommand, TopicCommand};
+use map_cmd::MapCommand;
 
 /// Parses the command line, runs the command, prints an error chain on failure.
 pub fn main() -> ExitCode {

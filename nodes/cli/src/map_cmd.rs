@@ -4,10 +4,30 @@
 
 use std::time::Instant;
 
+use std::path::PathBuf;
+
 use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
 use convoy_world::RoadMap;
 
-use crate::args::MapInfoArgs;
+#[derive(Debug, Subcommand)]
+pub enum MapCommand {
+    /// Roads, junctions, lanes by type, total length and bounds of an OpenDRIVE file
+    Info(MapInfoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MapInfoArgs {
+    /// The OpenDRIVE file (.xodr)
+    pub file: PathBuf,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
+    /// Also write every driving lane's centre line (road, section, lane id, points) as JSON to
+    /// FILE: the input of the independent check tests/interop/xodr_centres.py
+    #[arg(long, value_name = "FILE")]
+    pub lane_centres: Option<PathBuf>,
+}
 
 pub fn info(args: &MapInfoArgs) -> Result<()> {
     let started = Instant::now();

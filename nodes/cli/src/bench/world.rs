@@ -4,14 +4,27 @@
 //! marks, loading glTF meshes, and the trimesh shapes an agent (solid surfaces) and a lidar (all
 //! surfaces) build once per process.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
+use clap::Args;
 use convoy_core::scenario::{resolve_path, Scenario};
 use convoy_world::{colliders, file_digests, mesh_surfaces, RoadMap, World};
 
 use super::{percentile, write_csv};
-use crate::args::WorldBenchArgs;
+
+#[derive(Debug, Args)]
+pub struct WorldBenchArgs {
+    /// Scenario file (or a name under launch/scenarios/) whose [map] is measured
+    pub scenario: PathBuf,
+    /// Rounds measured
+    #[arg(long, default_value_t = 10)]
+    pub repeat: usize,
+    /// Write the results as CSV (step,rounds,median_ms,max_ms)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
 
 const CSV_HEADER: [&str; 4] = ["step", "rounds", "median_ms", "max_ms"];
 
