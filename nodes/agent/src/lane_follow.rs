@@ -287,11 +287,7 @@ impl LaneFollower {
             .filter(|o| o.agent_id != self.agent_id)
             .collect();
         let p = &state.pose.position;
-        let q = &state.pose.orientation;
-        let yaw = detmath::atan2(
-            2.0 * (q.w * q.z + q.x * q.y),
-            1.0 - 2.0 * (q.y * q.y + q.z * q.z),
-        );
+        let yaw = heading_of(state);
         let (sin, cos) = (detmath::sin(yaw), detmath::cos(yaw));
         let v = state.twist.linear.x * cos + state.twist.linear.y * sin;
         let rear = [
@@ -336,7 +332,7 @@ impl LaneFollower {
             speed = speed.min(stop_speed(d - self.gap, 0.0));
         }
         // A junction someone else holds.
-        if let Some(d) = self.junction_wait(state, &others, &path) {
+        if let Some(d) = self.junction_wait([p.x, p.y], yaw, &others, &path) {
             speed = speed.min(stop_speed(d, 0.0));
         }
         Plan {
@@ -375,14 +371,15 @@ impl LaneFollower {
         nearest
     }
 
-    /// When another car holds the junction ahead: the distance to stop before its zone.
+    /// When another car holds the junction ahead of this car (at `me`, heading `yaw`): the
+    /// distance to stop before its zone.
     fn junction_wait(
         &self,
-        state: &AgentState,
+        me: [f64; 2],
+        yaw: f64,
         others: &[&AgentState],
         path: &[PathPoint],
     ) -> Option<f64> {
-        let me = [state.pose.position.x, state.pose.position.y];
         // The first junction zone the path enters.
         let (zone, entry) = path.iter().find_map(|&PathPoint { d, p, .. }| {
             self.junctions
@@ -390,7 +387,7 @@ impl LaneFollower {
                 .find(|z| distance(z.centre, [p[0], p[1]]) <= z.radius)
                 .map(|z| (z, d))
         })?;
-        let my_rank = claim(zone, me, heading_of(state))?;
+        let my_rank = claim(zone, me, yaw)?;
         if distance(zone.centre, me) <= zone.radius {
             // Already inside: carry on through.
             return None;

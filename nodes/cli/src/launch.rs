@@ -224,10 +224,6 @@ impl LaunchFile {
         let scenario_path = base.join(&spec.run.scenario);
         let scenario = Scenario::load(&scenario_path)
             .map_err(|e| invalid(at("scenario"), format!("scenario: {e}")))?;
-        if scenario.has_map_files() {
-            convoy_world::World::load(&scenario)
-                .map_err(|e| invalid(at("scenario"), format!("scenario's world: {e}")))?;
-        }
         let qos = match &spec.run.qos {
             None => None,
             Some(q) => {

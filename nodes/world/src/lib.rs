@@ -170,10 +170,10 @@ impl World {
         let mut surfaces = roads.as_ref().map(RoadMap::surfaces).unwrap_or_default();
         surfaces.extend(mesh_surfaces(scenario)?);
         let surfaces = surface::tiled(surfaces);
-        let ground_z = match &roads {
-            Some(r) => r.summary().bounds.0[2] - GROUND_BELOW_ROADS,
-            None => 0.0,
-        };
+        let ground_z = roads
+            .as_ref()
+            .and_then(|r| r.network().min_elevation())
+            .map_or(0.0, |z| f64::from(z) - GROUND_BELOW_ROADS);
         let world = World {
             files,
             roads,

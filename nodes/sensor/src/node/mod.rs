@@ -147,12 +147,14 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         .iter()
         .flat_map(|a| &a.sensors)
         .any(|spec| matches!(spec.kind, SensorKind::Lidar | SensorKind::Camera));
-    let world = if needs_world {
-        World::for_scenario(&scenario)?
+    let (world, digests) = if needs_world {
+        let world = World::for_scenario(&scenario)?;
+        let digests = world.digests();
+        (world, digests)
     } else {
-        World::flat()
+        (World::flat(), convoy_world::file_digests(&scenario)?)
     };
-    announce_world_digests(&mut beacon, &convoy_world::file_digests(&scenario)?);
+    announce_world_digests(&mut beacon, &digests);
     let mut waitset = WaitSet::new().context("cannot create a wait set")?;
     let (_, waker) = waitset.waker().context("cannot create a wake-up")?;
     let mut clock = node.subscriber(&topics::clock())?;
