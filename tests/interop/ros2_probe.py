@@ -118,7 +118,9 @@ def main():
 
         subs.append(node.create_subscription(KINDS[kind], name, callback, qos))
 
-    clocks = [0]
+    # The distinct /clock stamps seen: a tick the coordinator sends again (a barrier that
+    # waited) reaches the stack twice, and must not count as a frame of its own.
+    clocks = set()
     unanswered = []
     if args.stack:
         cmd = node.create_publisher(Twist, f"/{args.stack}/cmd_vel", 10)
@@ -135,7 +137,7 @@ def main():
             # Frame 0 is the coordinator's handshake: nothing to answer.
             if stamp == 0:
                 return
-            clocks[0] += 1
+            clocks.add(stamp)
             # A command written before the bridge's reader matched would be lost.
             if cmd.get_subscription_count() == 0:
                 unanswered.append(stamp)
@@ -153,7 +155,7 @@ def main():
             unanswered.clear()
         if args.stack:
             # A stack runs for its frames; the topics it reads are printed meanwhile.
-            if clocks[0] >= args.stack_frames:
+            if len(clocks) >= args.stack_frames:
                 # The last command must reach the bridge before this node goes: a reliable
                 # writer repairs a lost sample only while it exists.
                 cmd.wait_for_all_acked(Duration(seconds=10))
@@ -181,7 +183,7 @@ def main():
             }
         nodes = [f"{ns.rstrip('/')}/{n}" for n, ns in node.get_node_names_and_namespaces()]
         out({"graph": {"nodes": nodes, "topics": topics}})
-    out({"done": True, "counts": got, "clocks": clocks[0]})
+    out({"done": True, "counts": got, "clocks": len(clocks)})
     node.destroy_node()
     rclpy.shutdown()
 
