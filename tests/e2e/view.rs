@@ -3,10 +3,12 @@
 //! message classes built from the advertised FileDescriptorSets) decodes the scene, a camera
 //! image and a lidar cloud; Chromium, driven by Playwright, shows examples/live_view.html with
 //! the scene's agents and the camera's image and writes a screenshot; on CARLA's Town01 both
-//! get the road network (`/map`, triangles) and the page draws it under the cars; and a port
+//! get the road network (`/map`, triangles) and the page draws it under the cars; a client that
+//! offers only the protocol's older name (`foxglove.websocket.v1`) is served as well; and a port
 //! already taken is an error naming the address.
 
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc::Receiver;
@@ -183,6 +185,154 @@ fn a_python_client_decodes_the_scene_a_camera_image_and_a_lidar_cloud() {
     let tf = &summary["tf_children"];
     assert_eq!(tf, &serde_json::json!(["car_2", "ego"]), "{summary:#}");
     assert!(summary["clock"]["frame"].as_u64().is_some(), "{summary:#}");
+}
+
+/// Sends a WebSocket upgrade request to the view at `url` (ws://HOST:PORT) offering `protocols`
+/// (no header when `None`), or `raw` bytes instead when given; returns the answer's status line
+/// and its `Sec-WebSocket-Protocol` value, lowercased ("" when absent), or "closed" for a
+/// connection closed with no answer.
+fn handshake(url: &str, protocols: Option<&str>, raw: Option<&[u8]>) -> (String, String) {
+    let addr = url.trim_start_matches("ws://");
+    let mut stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("read timeout");
+    let request = match raw {
+        Some(raw) => raw.to_vec(),
+        None => {
+            let protocol = protocols
+                .map(|p| format!("Sec-WebSocket-Protocol: {p}\r\n"))
+                .unwrap_or_default();
+            format!(
+                "GET / HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                 Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+                 {protocol}\r\n"
+            )
+            .into_bytes()
+        }
+    };
+    stream
+        .write_all(&request)
+        .expect("send the upgrade request");
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&answer).to_lowercase();
+    let status = text.lines().next().unwrap_or("closed").trim().to_string();
+    let protocol = text
+        .lines()
+        .find_map(|l| l.strip_prefix("sec-websocket-protocol:"))
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    (status, protocol)
+}
+
+#[test]
+fn a_client_offering_only_the_older_protocol_name_gets_the_scene_an_image_and_a_cloud() {
+    watchdog("view old protocol", Duration::from_secs(300));
+    let _turn = take_turn();
+    let d = domain::VIEW_OLD_PROTOCOL;
+    let scenario = scenario("old_protocol");
+    let (mut view, _view_lines, url) = start_view(d, &scenario, free_port());
+
+    // The handshake: the older name alone is answered with it (a browser fails a connection
+    // whose protocol it did not offer); offered with the current one, the current one wins;
+    // neither or none at all is refused (400), a broken request is not upgraded, and the view
+    // goes on.
+    let old = "foxglove.websocket.v1";
+    let both = [
+        "foxglove.websocket.v1, foxglove.sdk.v1",
+        "foxglove.sdk.v1,foxglove.websocket.v1",
+    ];
+    let broken: [&[u8]; 2] = [
+        b"GET / HTTP/1.1\r\nSec-WebSocket-Protocol: foxglove.websocket.v1\r\n\r\n",
+        b"\x16\x03\x01 not http at all\r\n\r\n",
+    ];
+    let answers = [
+        (Some(old), None, Some("101"), old),
+        (Some(both[0]), None, Some("101"), "foxglove.sdk.v1"),
+        (Some(both[1]), None, Some("101"), "foxglove.sdk.v1"),
+        (Some("foxglove.websocket.v2"), None, Some("400"), ""),
+        (None, None, Some("400"), ""),
+        (None, Some(broken[0]), None, ""),
+        (None, Some(broken[1]), None, ""),
+    ];
+    for (protocols, raw, status, protocol) in answers {
+        let (got_status, got_protocol) = handshake(&url, protocols, raw);
+        let what = format!("{protocols:?} {:?}", raw.map(String::from_utf8_lossy));
+        match status {
+            Some(status) => assert!(
+                got_status.starts_with(&format!("http/1.1 {status} "))
+                    || got_status == format!("http/1.1 {status}"),
+                "{what}: status {got_status}, not {status}"
+            ),
+            None => assert!(!got_status.contains(" 101"), "{what}: {got_status}"),
+        }
+        assert_eq!(got_protocol, protocol, "{what}: status {got_status}");
+    }
+    assert!(
+        matches!(view.child.try_wait(), Ok(None)),
+        "the view exited after the handshakes"
+    );
+
+    let (mut run, _run_lines) = start_run(d, &scenario);
+    let summary = python_json(
+        "tests/interop/view_client.py",
+        &[
+            "--url",
+            &url,
+            "--agents",
+            "ego,car_2",
+            "--subprotocols",
+            old,
+            "--timeout",
+            "90",
+        ],
+        Duration::from_secs(150),
+    );
+    run.stop(Duration::from_secs(15));
+    eprintln!("view_client.py: {summary}");
+
+    assert_eq!(summary["ok"], true, "{summary:#}");
+    assert_eq!(summary["subprotocol"], old, "{summary:#}");
+    assert!(
+        summary["server_info"]["name"].as_str().is_some(),
+        "{summary:#}"
+    );
+    let channels: Vec<&str> = summary["channels"]
+        .as_array()
+        .expect("channels")
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    for topic in ["/scene", "/ego/front/image", "/ego/roof/points"] {
+        assert!(channels.contains(&topic), "no {topic} in {channels:?}");
+        assert!(
+            summary["messages"][topic].as_u64().unwrap_or(0) >= 1,
+            "no message on {topic}: {summary:#}"
+        );
+    }
+    assert_eq!(
+        summary["scene"]["agents"],
+        serde_json::json!(["car_2", "ego"]),
+        "{summary:#}"
+    );
+    assert_eq!(summary["image"]["topic"], "/ego/front/image", "{summary:#}");
+    assert_eq!(summary["image"]["bytes"], 160 * 120 * 3, "{summary:#}");
+    assert_eq!(
+        summary["points"]["topic"], "/ego/roof/points",
+        "{summary:#}"
+    );
+    assert!(
+        summary["points"]["count"].as_u64().unwrap_or(0) > 0,
+        "{summary:#}"
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 """A Foxglove WebSocket client of `convoy view`: the independent reader of the live view.
 
 Connects with the `websockets` package (subprotocol foxglove.sdk.v1: schemas come inline in the
-advertisement), subscribes to every channel it is offered, builds protobuf message classes from
+advertisement; --subprotocols offers other names, e.g. only the older foxglove.websocket.v1, the
+same protocol), checks the server's serverInfo, subscribes to every channel it is offered, builds protobuf message classes from
 each advertised FileDescriptorSet with the `protobuf` package (descriptor_pool + message_factory,
 nothing hand-decoded) and checks what it reads:
 
@@ -22,6 +23,7 @@ a check failed, 2 when the wanted messages did not all come within --timeout sec
 
     python tests/interop/view_client.py --url ws://127.0.0.1:8765 --agents ego,car_2 --timeout 60
     python tests/interop/view_client.py --url ws://127.0.0.1:8765 --agents ego --expect scene,map
+    python tests/interop/view_client.py --url ws://127.0.0.1:8765 --subprotocols foxglove.websocket.v1
 """
 
 import argparse
@@ -36,6 +38,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from websockets.asyncio.client import connect
 
 SUBPROTOCOL = "foxglove.sdk.v1"
+# Names of the protocol whose advertisements carry their schemas inline (what this client reads).
+INLINE_SCHEMA_SUBPROTOCOLS = ("foxglove.sdk.v1", "foxglove.websocket.v1")
 MESSAGE_DATA = 0x01  # binary opcode: u8 opcode, u32 LE subscription id, u64 LE log time, payload
 FLOAT32 = 7  # foxglove.PackedElementField.NumericType.FLOAT32
 
@@ -82,6 +86,8 @@ class Summary:
         self.assignments = None
         self.other_images = {}
         self.scene_agents_seen = []
+        self.subprotocol = None  # the one the server chose
+        self.server_info = None  # name and capabilities of its serverInfo
 
     def complete(self):
         return not self.missing()
@@ -98,6 +104,8 @@ class Summary:
         if "scene" in self.expect and self.scene is None and self.expected_agents:
             missing[0] = (f"a scene with agents {self.expected_agents} "
                           f"(last seen: {self.scene_agents_seen})")
+        if self.server_info is None:
+            missing.append("serverInfo")
         if self.advertised("/tf") and not set(self.expected_agents) <= self.tf_children:
             missing.append(f"/tf to {self.expected_agents} (seen: {sorted(self.tf_children)})")
         if self.advertised("/clock") and self.clock is None:
@@ -116,6 +124,8 @@ class Summary:
             "tf_children": sorted(self.tf_children),
             "clock": self.clock,
             "assignments": self.assignments,
+            "subprotocol": self.subprotocol,
+            "server_info": self.server_info,
         }
 
     # --- the checks, one per kind of message --------------------------------------------------
@@ -242,13 +252,16 @@ class Summary:
             self.assignments = {"rows": len(value["rows"])}
 
 
-async def follow(url, summary, deadline):
+async def follow(url, summary, deadline, subprotocols=(SUBPROTOCOL,)):
     schemas = Schemas()
     subscriptions = {}  # subscription id -> channel
     next_id = 1
-    async with connect(url, subprotocols=[SUBPROTOCOL], max_size=None, open_timeout=10) as ws:
-        if ws.subprotocol != SUBPROTOCOL:
-            raise CheckFailed(f"server chose subprotocol {ws.subprotocol!r}")
+    async with connect(url, subprotocols=list(subprotocols), max_size=None,
+                       open_timeout=10) as ws:
+        summary.subprotocol = ws.subprotocol
+        if ws.subprotocol not in subprotocols or ws.subprotocol not in INLINE_SCHEMA_SUBPROTOCOLS:
+            raise CheckFailed(f"server chose subprotocol {ws.subprotocol!r} "
+                              f"when offered {list(subprotocols)}")
         while not summary.complete():
             left = deadline - time.monotonic()
             if left <= 0:
@@ -259,7 +272,13 @@ async def follow(url, summary, deadline):
                 return False
             if isinstance(frame, str):
                 msg = json.loads(frame)
-                if msg.get("op") == "advertise":
+                if msg.get("op") == "serverInfo":
+                    if not isinstance(msg.get("name"), str) or not isinstance(
+                            msg.get("capabilities"), list):
+                        raise CheckFailed(f"serverInfo without name or capabilities: {msg}")
+                    summary.server_info = {"name": msg["name"],
+                                           "capabilities": sorted(msg["capabilities"])}
+                elif msg.get("op") == "advertise":
                     subs = []
                     for ch in msg["channels"]:
                         summary.channels[ch["id"]] = ch
@@ -307,17 +326,23 @@ def main():
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait in all")
     parser.add_argument("--expect", default="scene,image,points",
                         help="what must come, of scene, image, points, map (comma-separated)")
+    parser.add_argument("--subprotocols", default=SUBPROTOCOL,
+                        help="the subprotocols to offer, comma-separated, of "
+                        f"{', '.join(INLINE_SCHEMA_SUBPROTOCOLS)}")
     args = parser.parse_args()
     agents = [a for a in args.agents.split(",") if a]
     expect = [e for e in args.expect.split(",") if e]
     unknown = set(expect) - {"scene", "image", "points", "map"}
     if unknown:
         parser.error(f"--expect: unknown {sorted(unknown)}")
+    subprotocols = [p.strip() for p in args.subprotocols.split(",") if p.strip()]
+    if not subprotocols or set(subprotocols) - set(INLINE_SCHEMA_SUBPROTOCOLS):
+        parser.error(f"--subprotocols: offer some of {INLINE_SCHEMA_SUBPROTOCOLS}")
     summary = Summary(agents, expect)
     deadline = time.monotonic() + args.timeout
     status, error = 0, None
     try:
-        done = asyncio.run(follow(args.url, summary, deadline))
+        done = asyncio.run(follow(args.url, summary, deadline, subprotocols))
         if not done:
             status, error = 2, f"timed out after {args.timeout} s waiting for {summary.missing()}"
     except CheckFailed as e:

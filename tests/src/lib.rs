@@ -115,6 +115,7 @@ pub mod domain {
     pub const TOWN_DIGEST: u32 = 104;
     pub const TOWN_SENSORS: u32 = 105;
     pub const VIEW_TOWN: u32 = 106;
+    pub const VIEW_OLD_PROTOCOL: u32 = 107;
 }
 
 /// The repository root (this crate lives in `tests/`).
