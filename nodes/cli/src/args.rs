@@ -112,7 +112,7 @@ pub enum Command {
     Experiment(crate::experiment::ExperimentArgs),
     /// Watch a run live: a Foxglove WebSocket server (scene, cameras, lidar, clock, assignments)
     View(ViewArgs),
-    /// Maps: what an OpenDRIVE file holds
+    /// Maps: what an OpenDRIVE file holds, and a scenario's world exported for autonomy stacks
     #[command(subcommand)]
     Map(crate::map_cmd::MapCommand),
 }

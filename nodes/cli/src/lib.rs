@@ -97,6 +97,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Replay(a) => record_cmd::replay(cli.domain, cli.qos.as_ref(), &a),
         Command::View(a) => view(cli.domain, cli.qos, &a),
         Command::Map(MapCommand::Info(a)) => map_cmd::info(&a),
+        Command::Map(MapCommand::Export(a)) => map_cmd::export(&a),
     }
 }
 

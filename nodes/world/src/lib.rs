@@ -17,6 +17,7 @@ use convoy_core::scenario::{Scenario, StartPose};
 use sha2::{Digest, Sha256};
 
 pub mod colliders;
+pub mod export;
 pub mod gltf_mesh;
 pub mod lanes;
 pub mod roads;
