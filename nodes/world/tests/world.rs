@@ -254,3 +254,61 @@ fn a_lane_start_needs_a_map_and_a_lane_follower_a_lane_start() {
         }
     );
 }
+
+/// The hill as Lanelet2: one lanelet per driving lane and section, bounds shared across the
+/// road (one centre line for both directions), sections joined point to point (what routing
+/// reads as "follows"), the file's 50 km/h, bounds typed from the marks; Town01's junction
+/// lanes carry a turn direction.
+#[test]
+fn the_hill_exports_as_lanelets_that_share_bounds_and_points() {
+    use convoy_world::export::lanelet2::{BoundKind, LaneletMap};
+    let map = LaneletMap::build(&RoadMap::load(&fixture("hill.xodr")).expect("hill.xodr"));
+    assert_eq!(map.lanelets.len(), 4, "{:?}", map.warnings);
+    let lane = |section: usize, id: i32| {
+        map.lanelets
+            .iter()
+            .find(|l| {
+                l.origin
+                    .as_ref()
+                    .is_some_and(|o| o.section == section && o.lane == id)
+            })
+            .expect("lanelet")
+    };
+    let (right, left) = (lane(0, -1), lane(0, 1));
+    // The centre line is one line string, the left bound of both directions.
+    assert_eq!(right.left, left.left);
+    assert_eq!(
+        map.ways[right.left].kind,
+        BoundKind::Line {
+            thick: false,
+            subtype: "dashed"
+        }
+    );
+    assert_eq!(
+        map.ways[right.right].kind,
+        BoundKind::Line {
+            thick: false,
+            subtype: "solid"
+        }
+    );
+    assert_eq!(right.speed_limit_kmh, Some(50.0));
+    // Section 0 of lane -1 ends where section 1 starts, point for point.
+    let next = lane(1, -1);
+    let end = |w: usize| *map.ways[w].nodes.last().expect("nodes");
+    let start = |w: usize| map.ways[w].nodes[0];
+    assert_eq!(end(right.left), start(next.left));
+    assert_eq!(end(right.right), start(next.right));
+    // Travel on lane 1 runs against the reference line: its bounds, in travel order, go -x.
+    let bound = map.bound(left, true);
+    assert!(bound[0][0] > bound[bound.len() - 1][0]);
+    // The width step at s = 150 is written down, naming road and lane.
+    assert!(map
+        .warnings
+        .iter()
+        .any(|w| w.contains("road '1' lane -1 (section 0) ends 0.25 m")));
+
+    let town = LaneletMap::build(&RoadMap::load(&town01()).expect("Town01"));
+    let turns = |t: &str| town.lanelets.iter().filter(|l| l.turn == Some(t)).count();
+    assert!(turns("left") > 10 && turns("right") > 10 && turns("straight") > 10);
+    assert!(town.warnings.is_empty(), "{:?}", town.warnings);
+}

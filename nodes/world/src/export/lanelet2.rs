@@ -21,6 +21,13 @@ use crate::roads::RoadMap;
 /// whose linked lanes are further apart gets a warning naming them instead).
 const WELD: f64 = 0.5;
 
+/// A driving lane narrower than this (m) anywhere is left out (with a warning): Lanelet2 cannot
+/// hold a lanelet whose bounds touch.
+const MIN_WIDTH: f64 = 0.1;
+
+/// Joining endpoints further apart than this (m) moves a bound visibly: worth a warning.
+const MOVED: f64 = 0.05;
+
 /// A turn inside a junction sweeps more than this (radians) to count as left or right.
 const TURN: f64 = 0.5;
 
@@ -299,6 +306,15 @@ impl LaneletMap {
                     ));
                     continue;
                 }
+                let narrowest = lane.widths.iter().copied().fold(lane.width, f32::min);
+                if f64::from(narrowest) < MIN_WIDTH {
+                    map.warnings.push(format!(
+                        "road '{road}' lane {od} (section {section}): narrows to {narrowest:.2} m \
+                         (a lane whose bounds touch, such as a row of parking bays, is not a \
+                         Lanelet2 lanelet), left out"
+                    ));
+                    continue;
+                }
                 // The borders on the lane's +t and -t sides.
                 let (plus_k, minus_k) = if od < 0 { (od + 1, od) } else { (od, od - 1) };
                 let mut way_of = |k: i32, map: &mut LaneletMap| -> Option<usize> {
@@ -422,9 +438,18 @@ impl LaneletMap {
                         continue;
                     }
                     let (p, q) = (end(&self.ways, from, true), end(&self.ways, to, false));
-                    if distance(self.points[p], self.points[q]) <= WELD {
+                    let gap = distance(self.points[p], self.points[q]);
+                    if gap <= WELD {
                         welds.join(p, q);
-                    } else {
+                    }
+                    if gap > MOVED && gap <= WELD {
+                        self.warnings.push(format!(
+                            "{} ends {gap:.2} m from where its successor {} starts (a step in \
+                             the map): the successor's bound starts where this one ends",
+                            name(a.lane),
+                            name(*next)
+                        ));
+                    } else if gap > WELD {
                         self.warnings.push(format!(
                             "{} ends {:.2} m from where its successor {} starts: not linked",
                             name(a.lane),
