@@ -312,3 +312,41 @@ fn the_hill_exports_as_lanelets_that_share_bounds_and_points() {
     assert!(turns("left") > 10 && turns("right") > 10 && turns("straight") > 10);
     assert!(town.warnings.is_empty(), "{:?}", town.warnings);
 }
+
+/// A stop-line signal (StVO 294) becomes a Lanelet2 stop line across the lane it applies to,
+/// with a stop-sign regulatory element on that lanelet.
+#[test]
+fn a_stop_line_signal_becomes_a_lanelet2_stop_line() {
+    use convoy_world::export::lanelet2::{BoundKind, LaneletMap};
+    let dir = scratch("stop_line");
+    let text = std::fs::read_to_string(fixture("hill.xodr")).expect("read");
+    let signal = "<signals><signal s=\"100.0\" t=\"-3.6\" id=\"9\" name=\"stop\" dynamic=\"no\" \
+                  orientation=\"+\" zOffset=\"0.0\" country=\"DE\" type=\"294\" subtype=\"-1\" \
+                  value=\"-1\" height=\"0.1\" width=\"3.5\"><validity fromLane=\"-1\" \
+                  toLane=\"-1\"/></signal></signals>\n  </road>";
+    let with_stop = text.replacen("</road>", signal, 1);
+    assert_ne!(with_stop, text);
+    std::fs::write(dir.join("stop.xodr"), with_stop).expect("write");
+    let map = LaneletMap::build(&RoadMap::load(&dir.join("stop.xodr")).expect("stop.xodr"));
+    let stopped: Vec<_> = map
+        .lanelets
+        .iter()
+        .filter(|l| !l.stops.is_empty())
+        .collect();
+    assert_eq!(stopped.len(), 1, "{:?}", map.warnings);
+    let origin = stopped[0].origin.as_ref().expect("origin");
+    assert_eq!((origin.section, origin.lane), (0, -1));
+    let (line, _sign) = stopped[0].stops[0];
+    assert_eq!(map.ways[line].kind, BoundKind::StopLine);
+    // Across the lane at s = 100: x = 100, from the centre line to the lane's outer border.
+    let ends: Vec<[f64; 3]> = map.ways[line]
+        .nodes
+        .iter()
+        .map(|&n| map.points[n])
+        .collect();
+    for p in &ends {
+        assert!((p[0] - 100.0).abs() < 0.05, "{ends:?}");
+    }
+    let ys: Vec<f64> = ends.iter().map(|p| p[1]).collect();
+    assert!((ys[0] - ys[1]).abs() > 3.0, "{ends:?}");
+}
