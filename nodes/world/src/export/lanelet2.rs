@@ -10,11 +10,12 @@
 //! is in the world frame; [`LaneletMap::to_osm`] adds latitude and longitude from a projector.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
 
-use xodr::{Direction, Lane, LaneId, ObjectType, RoadMarkType, RoadNetwork, Shape, SpeedLimit};
+use xodr::{Direction, Lane, LaneId, ObjectType, RoadNetwork, Shape, SpeedLimit};
 
-use super::geo::Projector;
+use super::borders::{
+    border_neighbours, border_points, bound_kind, distance, mark_kinds, point, SectionLanes,
+};
 use crate::roads::RoadMap;
 
 /// Endpoints of lanelets that follow each other are merged when they lie this close (a map
@@ -117,127 +118,6 @@ pub struct LaneletMap {
     pub lanelets: Vec<Lanelet>,
     /// Each names the road and lane (or object) it is about.
     pub warnings: Vec<String>,
-}
-
-fn point(p: xodr::Point) -> [f64; 3] {
-    [f64::from(p.x), f64::from(p.y), f64::from(p.z)]
-}
-
-fn distance(a: [f64; 3], b: [f64; 3]) -> f64 {
-    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
-}
-
-/// One side of a lane: `plus` is the side its reference line's +t points to.
-fn lane_edge(lane: &Lane, plus: bool) -> Vec<[f64; 3]> {
-    let sign = if plus { 1.0 } else { -1.0 };
-    let points = lane.center.points();
-    let tangents = lane.center.tangents();
-    points
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let t = tangents.get(i).copied().unwrap_or_default();
-            let (tx, ty) = (f64::from(t.x), f64::from(t.y));
-            let norm = tx.hypot(ty).max(1e-9);
-            let (nx, ny) = (-ty / norm, tx / norm);
-            let width = f64::from(lane.widths.get(i).copied().unwrap_or(lane.width));
-            let bank = f64::from(lane.bank.get(i).copied().unwrap_or(0.0));
-            let half = 0.5 * width;
-            let across = sign * half * bank.cos();
-            [
-                f64::from(c.x) + nx * across,
-                f64::from(c.y) + ny * across,
-                f64::from(c.z) + sign * half * bank.sin(),
-            ]
-        })
-        .collect()
-}
-
-/// The lanes of one lane section by OpenDRIVE lane id.
-type SectionLanes<'a> = BTreeMap<i32, &'a Lane>;
-
-/// A border of a section: 0 is the centre lane's, k < 0 the outer border of lane k, k > 0 the
-/// outer border of lane k.
-fn border_points(lanes: &SectionLanes, k: i32) -> Option<Vec<[f64; 3]>> {
-    match k.cmp(&0) {
-        std::cmp::Ordering::Less => lanes.get(&k).map(|l| lane_edge(l, false)),
-        std::cmp::Ordering::Greater => lanes.get(&k).map(|l| lane_edge(l, true)),
-        std::cmp::Ordering::Equal => lanes
-            .get(&-1)
-            .map(|l| lane_edge(l, true))
-            .or_else(|| lanes.get(&1).map(|l| lane_edge(l, false))),
-    }
-}
-
-/// The lanes either side of border `k`: (+t side, -t side).
-fn border_neighbours(k: i32) -> (i32, i32) {
-    match k.cmp(&0) {
-        std::cmp::Ordering::Less => (k, k - 1),
-        std::cmp::Ordering::Greater => (k + 1, k),
-        std::cmp::Ordering::Equal => (1, -1),
-    }
-}
-
-/// Road marks along a border: (kind, bold, metres of road covered).
-type BorderMarks = Vec<(RoadMarkType, bool, f64)>;
-
-/// The road-mark kinds along each border, by the pair of lanes either side.
-fn mark_kinds(net: &RoadNetwork) -> HashMap<(Option<LaneId>, Option<LaneId>), BorderMarks> {
-    let mut kinds: HashMap<_, Vec<_>> = HashMap::new();
-    for mark in net.road_marks() {
-        // How much road a mark covers: its painted length, stretched back over the gaps.
-        let mut covered = 0.0;
-        for line in &mark.lines {
-            let stretch = match line.pattern {
-                xodr::LinePattern::Dashed { length, space } if length > 0.0 => {
-                    f64::from((length + space) / length)
-                }
-                _ => 1.0,
-            };
-            for piece in &line.pieces {
-                covered += distance(point(piece[0]), point(piece[1])) * stretch;
-            }
-        }
-        let bold = matches!(mark.weight, xodr::RoadMarkWeight::Bold);
-        kinds.entry((mark.left, mark.right)).or_default().push((
-            mark.kind,
-            bold,
-            covered.max(1e-3),
-        ));
-    }
-    kinds
-}
-
-/// The kind of the mark covering most of a border, if any mark is painted there.
-fn bound_kind(marks: &[(RoadMarkType, bool, f64)]) -> Option<BoundKind> {
-    let mut length: BTreeMap<(u8, bool), f64> = BTreeMap::new();
-    for (kind, bold, covered) in marks {
-        let code = match kind {
-            RoadMarkType::None => continue,
-            RoadMarkType::Solid => 0,
-            RoadMarkType::Broken | RoadMarkType::BottsDots => 1,
-            RoadMarkType::SolidSolid => 2,
-            RoadMarkType::SolidBroken => 3,
-            RoadMarkType::BrokenSolid => 4,
-            RoadMarkType::BrokenBroken => 5,
-            RoadMarkType::Curb => 6,
-            RoadMarkType::Edge | RoadMarkType::Grass => 7,
-            _ => 0,
-        };
-        *length.entry((code, *bold)).or_default() += covered;
-    }
-    let ((code, thick), _) = length.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    let line = |subtype| BoundKind::Line { thick, subtype };
-    Some(match code {
-        0 => line("solid"),
-        1 => line("dashed"),
-        2 => line("solid_solid"),
-        3 => line("solid_dashed"),
-        4 => line("dashed_solid"),
-        5 => line("dashed"),
-        6 => BoundKind::Curbstone,
-        _ => BoundKind::RoadBorder,
-    })
 }
 
 /// Points merged by union-find (endpoints of lanelets that follow each other).
@@ -573,123 +453,6 @@ impl LaneletMap {
         points.dedup();
         points
     }
-
-    /// The map as Autoware's Lanelet2 OSM file; `projector` gives every point's latitude and
-    /// longitude (the `local_x`/`local_y`/`ele` tags carry the map frame).
-    pub fn to_osm(&self, projector: &Projector) -> String {
-        let mut used = vec![false; self.points.len()];
-        for way in &self.ways {
-            for &n in &way.nodes {
-                used[n] = true;
-            }
-        }
-        let mut out = String::with_capacity(self.points.len() * 200);
-        out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        out.push_str("<osm version=\"0.6\" generator=\"convoy map export\">\n");
-        // Ids: points 1.., then ways, then lanelets and regulatory elements.
-        let way_id = |w: usize| self.points.len() + 1 + w;
-        let mut next_relation = self.points.len() + self.ways.len() + 1;
-        for (i, p) in self.points.iter().enumerate() {
-            if !used[i] {
-                continue;
-            }
-            let (lat, lon) = projector.to_geo(p[0], p[1]);
-            let _ = writeln!(
-                out,
-                "  <node id=\"{}\" lat=\"{lat:.11}\" lon=\"{lon:.11}\">\n    <tag k=\"local_x\" \
-                 v=\"{:.4}\"/>\n    <tag k=\"local_y\" v=\"{:.4}\"/>\n    <tag k=\"ele\" \
-                 v=\"{:.4}\"/>\n  </node>",
-                i + 1,
-                p[0],
-                p[1],
-                p[2]
-            );
-        }
-        for (w, way) in self.ways.iter().enumerate() {
-            let _ = writeln!(out, "  <way id=\"{}\">", way_id(w));
-            let mut last = None;
-            for &n in &way.nodes {
-                // Welding can make two neighbours one point; a line string repeats none.
-                if last != Some(n) {
-                    let _ = writeln!(out, "    <nd ref=\"{}\"/>", n + 1);
-                }
-                last = Some(n);
-            }
-            let (kind, subtype) = way.kind.tags();
-            let _ = writeln!(out, "    <tag k=\"type\" v=\"{kind}\"/>");
-            if let Some(subtype) = subtype {
-                let _ = writeln!(out, "    <tag k=\"subtype\" v=\"{subtype}\"/>");
-            }
-            out.push_str("  </way>\n");
-        }
-        for lanelet in &self.lanelets {
-            let id = next_relation;
-            next_relation += 1;
-            let mut elements = Vec::new();
-            for (stop, sign) in &lanelet.stops {
-                let re = next_relation;
-                next_relation += 1;
-                elements.push(re);
-                let _ = writeln!(
-                    out,
-                    "  <relation id=\"{re}\">\n    <member type=\"way\" ref=\"{}\" \
-                     role=\"refers\"/>\n    <member type=\"way\" ref=\"{}\" role=\"ref_line\"/>\n    \
-                     <tag k=\"type\" v=\"regulatory_element\"/>\n    <tag k=\"subtype\" \
-                     v=\"traffic_sign\"/>\n  </relation>",
-                    way_id(*sign),
-                    way_id(*stop)
-                );
-            }
-            let _ = writeln!(
-                out,
-                "  <relation id=\"{id}\">\n    <member type=\"way\" ref=\"{}\" role=\"left\"/>\n    \
-                 <member type=\"way\" ref=\"{}\" role=\"right\"/>",
-                way_id(lanelet.left),
-                way_id(lanelet.right)
-            );
-            for re in elements {
-                let _ = writeln!(
-                    out,
-                    "    <member type=\"relation\" ref=\"{re}\" role=\"regulatory_element\"/>"
-                );
-            }
-            let tag = |out: &mut String, k: &str, v: &str| {
-                let _ = writeln!(out, "    <tag k=\"{k}\" v=\"{}\"/>", escape(v));
-            };
-            tag(&mut out, "type", "lanelet");
-            match lanelet.kind {
-                LaneletKind::Road => {
-                    tag(&mut out, "subtype", "road");
-                    tag(&mut out, "location", "urban");
-                    tag(&mut out, "participant:vehicle", "yes");
-                }
-                LaneletKind::Crosswalk => {
-                    tag(&mut out, "subtype", "crosswalk");
-                    tag(&mut out, "location", "urban");
-                    tag(&mut out, "participant:pedestrian", "yes");
-                }
-            }
-            tag(
-                &mut out,
-                "one_way",
-                if lanelet.bidirectional { "no" } else { "yes" },
-            );
-            if let Some(turn) = lanelet.turn {
-                tag(&mut out, "turn_direction", turn);
-            }
-            if let Some(limit) = lanelet.speed_limit_kmh {
-                tag(&mut out, "speed_limit", &format!("{limit}"));
-            }
-            if let Some(origin) = &lanelet.origin {
-                tag(&mut out, "convoy:road", &origin.road);
-                tag(&mut out, "convoy:section", &origin.section.to_string());
-                tag(&mut out, "convoy:lane", &origin.lane.to_string());
-            }
-            out.push_str("  </relation>\n");
-        }
-        out.push_str("</osm>\n");
-        out
-    }
 }
 
 /// `straight`, `left` or `right`: how far a junction lane turns from its entry to its exit.
@@ -713,11 +476,4 @@ fn turn_of(lane: &Lane, along: bool) -> &'static str {
     } else {
         "straight"
     }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

@@ -7,9 +7,11 @@
 //! in the output folder and renamed into place only when all of them are written; a failure
 //! removes the temporary files.
 
+mod borders;
 pub mod cloud;
 pub mod geo;
 pub mod lanelet2;
+mod osm;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
