@@ -8,22 +8,24 @@
 # is not used); and pyxodr, the independent OpenDRIVE reader that tests/interop/xodr_centres.py
 # checks the baked lane centre lines against (pinned: that script relies on its 0.1.3 internals);
 # lanelet2 and pypcd4, the independent readers of `convoy map export`'s Lanelet2 map and point
-# cloud (tests/interop/lanelet2_check.py).
+# cloud (tests/interop/lanelet2_check.py); visualization_msgs (the bridge's /map/lanes) and scipy
+# (a KD-tree: tests/interop/ros2_map.py fits a lidar scan to the exported point-cloud map).
 # Needs Debian's python3 and python3-venv (scripts/setup.sh installs them). Safe to run again: it
 # does nothing when the packages already import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=/usr/bin/python3
 venv=.venv
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, geometry_msgs.msg, nav_msgs.msg, cyclonedds.domain, mcap.reader, websockets, google.protobuf, playwright, pyxodr.road_objects.road, lanelet2, pypcd4' 2>/dev/null; then
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, rosgraph_msgs.msg, geometry_msgs.msg, nav_msgs.msg, cyclonedds.domain, mcap.reader, websockets, google.protobuf, playwright, pyxodr.road_objects.road, lanelet2, pypcd4, visualization_msgs.msg, scipy.spatial' 2>/dev/null; then
   exit 0
 fi
 echo "==> making $venv with ROS 2 from PyPI (rclpy, sensor_msgs, ...) and the live view's clients"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check \
   "ros-rclpy[fastrtps]" ros-sensor-msgs ros-nav-msgs ros-geometry-msgs ros-std-msgs ros-rosgraph-msgs \
+  ros-visualization-msgs scipy \
   cyclonedds mcap websockets protobuf playwright pyxodr==0.1.3 lanelet2==1.2.3 pypcd4==1.5.1
-"$venv/bin/python" -c 'import rclpy, sensor_msgs.msg' ||
+"$venv/bin/python" -c 'import rclpy, sensor_msgs.msg, visualization_msgs.msg' ||
   { echo "error: $venv has no working rclpy" >&2; exit 1; }
-"$venv/bin/python" -c 'import mcap.reader, websockets, google.protobuf, playwright, pyxodr.road_objects.road, lanelet2, pypcd4' ||
-  { echo "error: $venv has no mcap, websockets, protobuf, playwright, pyxodr, lanelet2 or pypcd4" >&2; exit 1; }
+"$venv/bin/python" -c 'import mcap.reader, websockets, google.protobuf, playwright, pyxodr.road_objects.road, lanelet2, pypcd4, scipy.spatial' ||
+  { echo "error: $venv has no mcap, websockets, protobuf, playwright, pyxodr, lanelet2, pypcd4 or scipy" >&2; exit 1; }

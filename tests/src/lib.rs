@@ -116,6 +116,10 @@ pub mod domain {
     pub const TOWN_SENSORS: u32 = 105;
     pub const VIEW_TOWN: u32 = 106;
     pub const VIEW_OLD_PROTOCOL: u32 = 107;
+    pub const ROS2_MAP: u32 = 108;
+    pub const ROS2_MAP_ROS: u32 = 109;
+    pub const ROS2_LOCALISE: u32 = 110;
+    pub const ROS2_LOCALISE_ROS: u32 = 111;
 }
 
 /// The repository root (this crate lives in `tests/`).

@@ -15,6 +15,7 @@
 //! max_speed = 30.0                 # m/s; cmd_vel linear.x is clamped to [-max_reverse_speed, max_speed]
 //! max_reverse_speed = 5.0
 //! max_yaw_rate = 1.0               # rad/s; angular.z clamped to +-max_yaw_rate
+//! map_points_spacing = 0.5         # m; the point-cloud map on /map/points (OpenDRIVE maps)
 //!
 //! [ros2.topics]                    # renames: default ROS name = the one to use
 //! "/ego/front_camera/image" = "/sensing/camera/image_raw"
@@ -62,8 +63,20 @@ pub struct Ros2Settings {
     pub max_speed: f64,
     pub max_reverse_speed: f64,
     pub max_yaw_rate: f64,
+    /// Spacing (m) of the point-cloud map published on `/map/points` (0.05 to 10, as
+    /// `convoy map export --spacing`).
+    pub map_points_spacing: f64,
     pub topics: BTreeMap<String, String>,
 }
+
+/// The default spacing (m) of `/map/points`: coarser than `convoy map export`'s 0.2 m, so the
+/// one message stays near 10 MB for a town (Town01: 4.1 million points at 0.2 m, 66 MB).
+pub const MAP_POINTS_SPACING: f64 = 0.5;
+
+/// The lanes of the scenario's map (MarkerArray), published once, latched.
+pub const MAP_LANES_TOPIC: &str = "/map/lanes";
+/// The point-cloud map (PointCloud2), published once, latched.
+pub const MAP_POINTS_TOPIC: &str = "/map/points";
 
 impl Default for Ros2Settings {
     fn default() -> Self {
@@ -79,6 +92,7 @@ impl Default for Ros2Settings {
             max_speed: 30.0,
             max_reverse_speed: 5.0,
             max_yaw_rate: 1.0,
+            map_points_spacing: MAP_POINTS_SPACING,
             topics: BTreeMap::new(),
         }
     }
@@ -104,6 +118,12 @@ pub fn sensor_outputs(agent: &str, spec: &SensorSpec) -> Vec<SensorOutput> {
             })
         })
         .collect()
+}
+
+/// Whether the bridge publishes the map (`/map/lanes`, `/map/points`) for `scenario`: when it
+/// has an OpenDRIVE road network, as `convoy map export` needs.
+pub fn publishes_map(scenario: &Scenario) -> bool {
+    scenario.map.opendrive.is_some()
 }
 
 /// `/<agent>/cmd_vel`.
@@ -154,6 +174,9 @@ impl Ros2Settings {
     /// Every default ROS topic name this configuration would use.
     pub fn default_topics(&self, scenario: &Scenario) -> Vec<String> {
         let mut out = vec!["/clock".to_string(), "/tf".into(), "/tf_static".into()];
+        if publishes_map(scenario) {
+            out.extend([MAP_LANES_TOPIC.to_string(), MAP_POINTS_TOPIC.to_string()]);
+        }
         for agent in self.bridged_agents(scenario) {
             if let Some(spec) = scenario.agent(&agent) {
                 for sensor in &spec.sensors {
@@ -218,6 +241,12 @@ impl Ros2Settings {
             if !(value.is_finite() && value >= min) {
                 return Err(err(key, format!("{value} must be a number >= {min}")));
             }
+        }
+        if !(0.05..=10.0).contains(&self.map_points_spacing) {
+            return Err(err(
+                "map_points_spacing",
+                format!("{} m must be between 0.05 and 10", self.map_points_spacing),
+            ));
         }
         let known = scenario.agent_ids();
         for a in &self.agents {
@@ -351,6 +380,28 @@ mod tests {
             s.validate(&scenario(), "b.toml").expect_err("name").key,
             "node_name"
         );
+    }
+
+    #[test]
+    fn a_map_scenario_adds_the_map_topics_and_checks_their_spacing() {
+        assert!(!Ros2Settings::default()
+            .default_topics(&scenario())
+            .contains(&MAP_LANES_TOPIC.to_string()));
+        let text = format!(
+            "{}\n[map]\nopendrive = \"town.xodr\"\n",
+            include_str!("../tests/fixtures/stack.toml")
+        );
+        let town = Scenario::from_str(&text, "town.toml").expect("scenario");
+        let mut s = Ros2Settings::default();
+        let topics = s.default_topics(&town);
+        assert!(topics.contains(&"/map/lanes".to_string()), "{topics:?}");
+        assert!(topics.contains(&"/map/points".to_string()), "{topics:?}");
+        s.topics
+            .insert("/map/points".into(), "/map/pointcloud_map".into());
+        s.validate(&town, "b.toml").expect("renamed map topic");
+        s.map_points_spacing = 0.0;
+        let e = s.validate(&town, "b.toml").expect_err("spacing");
+        assert_eq!(e.key, "map_points_spacing");
     }
 
     #[test]

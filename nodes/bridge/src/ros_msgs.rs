@@ -307,6 +307,106 @@ ros_message!(
     "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087"
 );
 
+/// builtin_interfaces/Duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Duration {
+    pub sec: i32,
+    pub nanosec: u32,
+}
+
+/// std_msgs/ColorRGBA (each component 0 to 1).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ColorRgba {
+    pub r: f32,
+    pub g: f32,
+    pub b: f32,
+    pub a: f32,
+}
+
+/// sensor_msgs/CompressedImage (a marker's texture).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CompressedImage {
+    pub header: Header,
+    pub format: String,
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
+/// visualization_msgs/UVCoordinate.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct UvCoordinate {
+    pub u: f32,
+    pub v: f32,
+}
+
+/// visualization_msgs/MeshFile.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MeshFile {
+    pub filename: String,
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
+/// visualization_msgs/Marker, in the field order of ROS 2 Kilted's Marker.msg (texture,
+/// uv_coordinates, mesh_file and the rest included: plain CDR has no way to leave a field out).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Marker {
+    pub header: Header,
+    pub ns: String,
+    pub id: i32,
+    /// One of the shape constants below.
+    #[serde(rename = "type")]
+    pub kind: i32,
+    /// [`Marker::ADD`], [`Marker::DELETE`] or [`Marker::DELETEALL`].
+    pub action: i32,
+    pub pose: Pose,
+    pub scale: Vector3,
+    pub color: ColorRgba,
+    /// Zero: shown until replaced or deleted.
+    pub lifetime: Duration,
+    pub frame_locked: bool,
+    pub points: Vec<Vector3>,
+    pub colors: Vec<ColorRgba>,
+    pub texture_resource: String,
+    pub texture: CompressedImage,
+    pub uv_coordinates: Vec<UvCoordinate>,
+    pub text: String,
+    pub mesh_resource: String,
+    pub mesh_file: MeshFile,
+    pub mesh_use_embedded_materials: bool,
+}
+
+impl Marker {
+    pub const ARROW: i32 = 0;
+    pub const CUBE: i32 = 1;
+    pub const SPHERE: i32 = 2;
+    pub const CYLINDER: i32 = 3;
+    pub const LINE_STRIP: i32 = 4;
+    pub const LINE_LIST: i32 = 5;
+    pub const CUBE_LIST: i32 = 6;
+    pub const SPHERE_LIST: i32 = 7;
+    pub const POINTS: i32 = 8;
+    pub const TEXT_VIEW_FACING: i32 = 9;
+    pub const MESH_RESOURCE: i32 = 10;
+    pub const TRIANGLE_LIST: i32 = 11;
+    pub const ARROW_STRIP: i32 = 12;
+    pub const ADD: i32 = 0;
+    pub const DELETE: i32 = 2;
+    pub const DELETEALL: i32 = 3;
+}
+
+/// visualization_msgs/MarkerArray.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MarkerArray {
+    pub markers: Vec<Marker>,
+}
+ros_message!(
+    MarkerArray,
+    "visualization_msgs",
+    "MarkerArray",
+    "RIHS01_86cb8800b6fb05b5eff1abd7a56f62a5641d3ae9a1c29e78e67e704f1d067dcf"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +445,35 @@ mod tests {
             .expect("decode")
             .0;
         assert_eq!(back, odom);
+    }
+
+    #[test]
+    fn a_marker_has_the_plain_cdr_layout_of_its_msg_file() {
+        let marker = Marker {
+            header: Header {
+                stamp: Time::default(),
+                frame_id: "map".into(),
+            },
+            ns: "ab".into(),
+            kind: Marker::LINE_STRIP,
+            points: vec![Vector3::default(); 2],
+            ..Marker::default()
+        };
+        let array = MarkerArray {
+            markers: vec![marker],
+        };
+        let bytes = cdr_encoding::to_vec::<_, byteorder::LittleEndian>(&array).expect("encode");
+        // rclpy's serialize_message of the same MarkerArray is 273 bytes after its 4-byte
+        // encapsulation header: the markers' count 4; header 16; ns 7, pad 1; id, type,
+        // action 12; pose 56 and scale 24 (8-aligned at 40); color 16, lifetime 8,
+        // frame_locked 1, pad 3; points 4 + 2 * 24; colors 4; texture_resource 5, pad 3;
+        // texture 28 (its padding within); uv_coordinates 4; text 5, pad 3; mesh_resource 5,
+        // pad 3; mesh_file 12; mesh_use_embedded_materials 1.
+        assert_eq!(bytes.len(), 273);
+        let back: MarkerArray = cdr_encoding::from_bytes::<_, byteorder::LittleEndian>(&bytes)
+            .expect("decode")
+            .0;
+        assert_eq!(back, array);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! what arrived, so a sample crosses the bridge without a thread hop.
 //!
 //! Here: set-up, the loop, `/clock` and `/tf`. `routes`: the sensor topics. `stack`: the stack
-//! in the loop.
+//! in the loop. `map`: the scenario's map (`/map/lanes`, `/map/points`), once, latched.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -27,9 +27,11 @@ use crate::convert;
 use crate::ros2::{RosQos, RosSide};
 use crate::ros_msgs::{self as ros, RosMessage};
 
+mod map;
 mod routes;
 mod stack;
 
+use map::MapOut;
 use routes::Forward;
 use stack::{Commanded, Held};
 
@@ -124,6 +126,8 @@ struct Bridge {
     counters: Counters,
     last_frame: Option<u64>,
     held: Option<Held>,
+    /// The map's latched publishers (a scenario with an OpenDRIVE map).
+    map: Option<MapOut>,
     // Kept alive: the ROS node and its latched static transforms.
     _tf_static: ros2_client::Publisher<ros::TfMessage>,
     _ros: RosSide,
@@ -186,6 +190,7 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         states.push((agent.clone(), sub));
     }
     let commanded = Commanded::all(&node, &mut ros, &mut waitset, &settings, &scenario, stream)?;
+    let map = MapOut::start(&scenario, &settings, &mut ros, &mut beacon)?;
     let done = node.publisher(&topics::frame_done())?;
     beacon.set_counter("hold_for_stack", u64::from(settings.hold_for_stack));
     beacon.beat_now();
@@ -217,6 +222,7 @@ pub fn run(config: BridgeNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         counters: Counters::default(),
         last_frame: None,
         held: None,
+        map,
         _tf_static: tf_static,
         _ros: ros,
     };
@@ -262,6 +268,9 @@ impl Bridge {
         }
         for route in self.routes.iter_mut() {
             route.forward(&self.waitset, &mut self.counters);
+        }
+        if let Some(map) = &mut self.map {
+            map.publish_when_built(&mut self.counters);
         }
         self.release_held(stop)?;
         if self.beacon.due() {
