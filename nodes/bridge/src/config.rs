@@ -70,7 +70,7 @@ pub struct Ros2Settings {
 }
 
 /// The default spacing (m) of `/map/points`: coarser than `convoy map export`'s 0.2 m, so the
-/// one message stays near 10 MB for a town (Town01: 4.1 million points at 0.2 m, 66 MB).
+/// one message stays near 10 MB for a town (Town01: 3.0 million points at 0.2 m, 47 MB).
 pub const MAP_POINTS_SPACING: f64 = 0.5;
 
 /// The lanes of the scenario's map (MarkerArray), published once, latched.

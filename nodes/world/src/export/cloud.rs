@@ -14,6 +14,9 @@ use crate::{Material, World};
 /// its size.
 pub const GROUND_MARGIN: f64 = 8.0;
 
+/// A surface lower than this (m) over the ground hides the ground under it.
+const HIDES_GROUND: f64 = 0.5;
+
 /// One point of the map.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CloudPoint {
@@ -108,7 +111,7 @@ fn box_triangles(center: [f64; 3], half: [f64; 3], yaw: f64) -> Vec<[[f64; 3]; 3
 }
 
 /// Samples every surface of the world and the scenario's boxes, and the ground within
-/// [`GROUND_MARGIN`] of them.
+/// [`GROUND_MARGIN`] of them where nothing lies on it.
 pub fn sample(world: &World, scenario: &Scenario, spacing: f64) -> Vec<CloudPoint> {
     let mut thin = Thinner {
         spacing,
@@ -118,7 +121,16 @@ pub fn sample(world: &World, scenario: &Scenario, spacing: f64) -> Vec<CloudPoin
     // Ground cells (GROUND_MARGIN wide) that something stands in or near.
     let cell = GROUND_MARGIN;
     let mut near: HashSet<(i64, i64)> = HashSet::new();
+    // Spacing-sized columns where a surface lies on or just over the ground (a road, a
+    // sidewalk, a floor): the ground under them is hidden from every lidar, and a map with a
+    // second layer 10 cm under the road pulls a surface fit down.
+    let column = |x: f64, y: f64| ((x / spacing).floor() as i64, (y / spacing).floor() as i64);
+    let mut covered: HashSet<(i64, i64)> = HashSet::new();
+    let ground_z = world.ground_z;
     let mut mark = |p: [f64; 3]| {
+        if p[2] < ground_z + HIDES_GROUND {
+            covered.insert(column(p[0], p[1]));
+        }
         let (cx, cy) = ((p[0] / cell).floor() as i64, (p[1] / cell).floor() as i64);
         for dx in -1..=1 {
             for dy in -1..=1 {
@@ -171,7 +183,12 @@ pub fn sample(world: &World, scenario: &Scenario, spacing: f64) -> Vec<CloudPoin
             for j in 0..steps {
                 let x = cx as f64 * cell + (i as f64 + 0.5) * cell / steps as f64;
                 let y = cy as f64 * cell + (j as f64 + 0.5) * cell / steps as f64;
-                if x.abs() <= hx && y.abs() <= hy {
+                let (kx, ky) = column(x, y);
+                // The lattice of a surface can miss a column, so a neighbour covered counts.
+                let hidden = [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)]
+                    .iter()
+                    .any(|(dx, dy)| covered.contains(&(kx + dx, ky + dy)));
+                if x.abs() <= hx && y.abs() <= hy && !hidden {
                     thin.add([x, y, world.ground_z], intensity);
                 }
             }
