@@ -30,9 +30,11 @@ Checks, each printed; exit status 1 when one fails:
     between the two lanelets furthest apart on the map.
   * cloud: pypcd4 reads every PCD file; fields x y z intensity; the metadata
     (when tiled) names every tile and each tile's points lie in it; every
-    point lies within the lanes' bounds (+ 40 m: the ground near the roads); and every convoy lane centre
-    point has a cloud point within 1.5 x the spacing (--spacing) at the road
-    surface's height (the road is covered, at the right height).
+    point lies within the lanes' bounds (+ 40 m: the ground near the roads);
+    every convoy lane centre point has a cloud point within 1.5 x the spacing (--spacing) at the road
+    surface's height (the road is covered, at the right height); and every
+    (sampled) cloud point over a driving lane (within 1 m of its centre line in
+    plan) lies within 10 cm of the lane's height (the points are on the road).
 
 Prints one JSON summary line last.
 """
@@ -279,6 +281,30 @@ def main():
         )
         if missing:
             failures += fail(f"cloud: {missing} lane centre points have no cloud point within {reach:.2f} m")
+        # And the other way: cloud points over a driving lane (within 1 m of its centre line,
+        # in plan) lie on the road, at the centre line's height (+ paint, - a bank).
+        centre_grid = {}
+        for p in lanes:
+            centre_grid.setdefault((int(math.floor(p[0])), int(math.floor(p[1]))), []).append(p)
+        on_road = 0
+        worst_dz = 0.0
+        for q in cloud[:: max(1, len(cloud) // 200000)]:
+            kx, ky = int(math.floor(q[0])), int(math.floor(q[1]))
+            near = None
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    for p in centre_grid.get((kx + dx, ky + dy), ()):
+                        d = math.hypot(p[0] - q[0], p[1] - q[1])
+                        if d <= 1.0 and (near is None or d < near[0]):
+                            near = (d, p)
+            if near is not None:
+                on_road += 1
+                worst_dz = max(worst_dz, abs(q[2] - near[1][2]))
+        summary["points_over_lanes"] = on_road
+        summary["over_lane_dz_max_m"] = worst_dz
+        print(f"cloud: {on_road} sampled points over driving lanes, height off the lane by at most {worst_dz * 100:.1f} cm", flush=True)
+        if on_road == 0 or worst_dz > 0.1:
+            failures += fail(f"cloud: points over driving lanes are up to {worst_dz:.3f} m off the road's height")
     summary["ok"] = failures == 0
     print(json.dumps(summary), flush=True)
     return 1 if failures else 0
