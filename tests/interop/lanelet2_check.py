@@ -281,11 +281,18 @@ def main():
         )
         if missing:
             failures += fail(f"cloud: {missing} lane centre points have no cloud point within {reach:.2f} m")
-        # And the other way: cloud points over a driving lane (within 1 m of its centre line,
-        # in plan) lie on the road, at the centre line's height (+ paint, - a bank).
+        # And the other way: cloud points over a driving lane (within 1 m of one of its
+        # centre points, in plan) lie on the road, at the centre line's height (+ paint, - a
+        # bank).
+        # A lane's first and last metre are left out: past a dead end the ground is rightly
+        # there.
         centre_grid = {}
-        for p in lanes:
-            centre_grid.setdefault((int(math.floor(p[0])), int(math.floor(p[1]))), []).append(p)
+        for line in by_lane.values():
+            steps = np.sqrt((np.diff(line[:, :2], axis=0) ** 2).sum(axis=1))
+            s_at = np.concatenate([[0.0], np.cumsum(steps)])
+            for p, s_p in zip(line, s_at):
+                if 1.0 <= s_p <= s_at[-1] - 1.0:
+                    centre_grid.setdefault((int(math.floor(p[0])), int(math.floor(p[1]))), []).append(p)
         on_road = 0
         worst_dz = 0.0
         for q in cloud[:: max(1, len(cloud) // 200000)]:
