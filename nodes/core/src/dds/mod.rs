@@ -16,6 +16,7 @@ mod endpoint;
 pub(crate) mod enforced;
 mod node;
 mod publisher;
+pub mod shm;
 pub mod run_scope;
 mod subscriber;
 pub mod transport;

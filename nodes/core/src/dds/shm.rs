@@ -1,0 +1,481 @@
+//! Shared-memory rings for large samples between a writer and readers on one host (the design:
+//! docs/TRANSPORT.md, "Same-host shared memory for large samples"). One file per writer under
+//! `/dev/shm`, named with the run id and the owner's pid so two runs cannot collide and a dead
+//! owner's files can be found and removed.
+//!
+//! Layout: a header page (magic, version, slot count, slot size, owner pid) then the slots, each
+//! a sequence number, a length and `slot_size` payload bytes. The writer makes a slot's sequence
+//! odd while it writes and even (2 x the write's number + 2) when done; a reader checks the
+//! sequence its descriptor names before and after reading, so a slot overwritten meanwhile is
+//! reported lost, never read torn. Readers only read: the file is mapped read-only for them.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+
+/// Where the rings live.
+pub const SHM_DIR: &str = "/dev/shm";
+const MAGIC: u64 = u64::from_le_bytes(*b"CNVYSHM1");
+const VERSION: u64 = 1;
+/// The header's size: one page, so slots start page-aligned.
+const HEADER: usize = 4096;
+/// Each slot's sequence and length words before its payload.
+const SLOT_HEAD: usize = 16;
+
+/// Why a ring could not be made, opened or read. Each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ShmError {
+    #[error("{}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+    #[error("{}: not a convoy ring (bad magic or version)", path.display())]
+    NotARing { path: PathBuf },
+    #[error("{}: slot {slot} out of the ring's {slots}", path.display())]
+    NoSlot {
+        path: PathBuf,
+        slot: u32,
+        slots: u32,
+    },
+    #[error("{}: a {len}-byte sample does not fit a {size}-byte slot", path.display())]
+    TooLarge {
+        path: PathBuf,
+        len: usize,
+        size: usize,
+    },
+    /// The writer reused the slot before this reader got to it: the sample is lost.
+    #[error("{}: slot {slot} was overwritten (wanted sequence {wanted}, found {found})", path.display())]
+    Overwritten {
+        path: PathBuf,
+        slot: u32,
+        wanted: u64,
+        found: u64,
+    },
+}
+
+/// Where one sample lies: what a descriptor on DDS carries besides the ring's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotRef {
+    pub slot: u32,
+    pub seq: u64,
+    pub len: u32,
+}
+
+/// A mapping of a ring file.
+struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// The mapping is plain shared memory; every access to it goes through atomics or through
+// copies bracketed by the slot's sequence check.
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    fn new(file: &File, len: usize, writable: bool, path: &Path) -> Result<Mapping, ShmError> {
+        use std::os::fd::AsRawFd;
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: a fresh shared mapping of a file we hold open, of its whole length; it is
+        // unmapped exactly once, in Drop.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io(path, std::io::Error::last_os_error()));
+        }
+        Ok(Mapping {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// The 8-byte word at `offset` (8-aligned, inside the mapping) as an atomic.
+    fn word(&self, offset: usize) -> &AtomicU64 {
+        debug_assert!(offset.is_multiple_of(8) && offset + 8 <= self.len);
+        // SAFETY: in bounds and aligned (offsets are multiples of 8 from a page-aligned base);
+        // AtomicU64 has the layout of u64 and the memory lives as long as `self`.
+        unsafe { &*(self.ptr.add(offset) as *const AtomicU64) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the pointer and length of our own successful mmap.
+        unsafe {
+            libc::munmap(self.ptr.cast(), self.len);
+        }
+    }
+}
+
+fn io(path: &Path, e: std::io::Error) -> ShmError {
+    ShmError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// The file name of writer `writer`'s ring in run `run_id`, owned by this process.
+pub fn ring_name(run_id: &str, writer: &str) -> String {
+    let clean: String = writer
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("convoy-{run_id}-{}-{clean}", std::process::id())
+}
+
+/// The ring's geometry from its header.
+struct Geometry {
+    slots: u32,
+    slot_size: usize,
+}
+
+impl Geometry {
+    fn slot_offset(&self, slot: u32) -> usize {
+        HEADER + slot as usize * (SLOT_HEAD + self.slot_size)
+    }
+    fn file_len(&self) -> usize {
+        self.slot_offset(self.slots)
+    }
+}
+
+/// The writing end of a ring. The file is removed when it is dropped.
+pub struct RingWriter {
+    path: PathBuf,
+    map: Mapping,
+    geometry: Geometry,
+    writes: u64,
+}
+
+impl RingWriter {
+    /// Makes `dir/name` with `slots` slots of `slot_size` bytes (rounded up to 8).
+    pub fn create(
+        dir: &Path,
+        name: &str,
+        slots: u32,
+        slot_size: usize,
+    ) -> Result<RingWriter, ShmError> {
+        let path = dir.join(name);
+        let geometry = Geometry {
+            slots: slots.max(1),
+            slot_size: slot_size.div_ceil(8) * 8,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        let made = (|| {
+            file.set_len(geometry.file_len() as u64)
+                .map_err(|e| io(&path, e))?;
+            Mapping::new(&file, geometry.file_len(), true, &path)
+        })();
+        let map = match made {
+            Ok(map) => map,
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                return Err(e);
+            }
+        };
+        map.word(8).store(VERSION, Ordering::Relaxed);
+        map.word(16)
+            .store(u64::from(geometry.slots), Ordering::Relaxed);
+        map.word(24)
+            .store(geometry.slot_size as u64, Ordering::Relaxed);
+        map.word(32)
+            .store(u64::from(std::process::id()), Ordering::Relaxed);
+        // The magic last: a reader that sees it sees the rest.
+        map.word(0).store(MAGIC, Ordering::Release);
+        Ok(RingWriter {
+            path,
+            map,
+            geometry,
+            writes: 0,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The largest sample a slot holds.
+    pub fn slot_size(&self) -> usize {
+        self.geometry.slot_size
+    }
+
+    /// Copies `payload` into the next slot and says where it lies.
+    pub fn write(&mut self, payload: &[u8]) -> Result<SlotRef, ShmError> {
+        if payload.len() > self.geometry.slot_size || payload.len() > u32::MAX as usize {
+            return Err(ShmError::TooLarge {
+                path: self.path.clone(),
+                len: payload.len(),
+                size: self.geometry.slot_size,
+            });
+        }
+        let slot = (self.writes % u64::from(self.geometry.slots)) as u32;
+        let seq = 2 * self.writes + 2;
+        let at = self.geometry.slot_offset(slot);
+        let sequence = self.map.word(at);
+        sequence.store(seq - 1, Ordering::Relaxed);
+        // Readers that load the odd sequence, or a later one, see the slot as busy.
+        fence(Ordering::Release);
+        self.map
+            .word(at + 8)
+            .store(payload.len() as u64, Ordering::Relaxed);
+        // SAFETY: the payload area of this slot, in bounds (len <= slot_size), written only by
+        // this writer; readers never trust it without the sequence check around their copy.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                payload.as_ptr(),
+                self.map.ptr.add(at + SLOT_HEAD),
+                payload.len(),
+            );
+        }
+        sequence.store(seq, Ordering::Release);
+        self.writes += 1;
+        Ok(SlotRef {
+            slot,
+            seq,
+            len: payload.len() as u32,
+        })
+    }
+}
+
+impl Drop for RingWriter {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The reading end of a ring (mapped read-only).
+pub struct RingReader {
+    path: PathBuf,
+    map: Mapping,
+    geometry: Geometry,
+}
+
+impl RingReader {
+    pub fn open(path: &Path) -> Result<RingReader, ShmError> {
+        let file = File::open(path).map_err(|e| io(path, e))?;
+        let len = file.metadata().map_err(|e| io(path, e))?.len() as usize;
+        if len < HEADER {
+            return Err(ShmError::NotARing {
+                path: path.to_path_buf(),
+            });
+        }
+        let map = Mapping::new(&file, len, false, path)?;
+        if map.word(0).load(Ordering::Acquire) != MAGIC
+            || map.word(8).load(Ordering::Relaxed) != VERSION
+        {
+            return Err(ShmError::NotARing {
+                path: path.to_path_buf(),
+            });
+        }
+        let geometry = Geometry {
+            slots: map.word(16).load(Ordering::Relaxed) as u32,
+            slot_size: usize::try_from(map.word(24).load(Ordering::Relaxed))
+                .unwrap_or(usize::MAX / 2),
+        };
+        // A header from outside is checked with checked arithmetic: a corrupt one is an error,
+        // not an overflow.
+        let expected = (SLOT_HEAD + geometry.slot_size)
+            .checked_mul(geometry.slots as usize)
+            .and_then(|slots| slots.checked_add(HEADER));
+        if expected != Some(len) || !geometry.slot_size.is_multiple_of(8) {
+            return Err(ShmError::NotARing {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(RingReader {
+            path: path.to_path_buf(),
+            map,
+            geometry,
+        })
+    }
+
+    /// Hands the sample at `at` to `read` and returns what it made, or `Overwritten` when the
+    /// writer reused the slot before or while `read` ran (then `read`'s result is dropped: it
+    /// may have seen a mix of two samples).
+    pub fn read<T>(&self, at: SlotRef, read: impl FnOnce(&[u8]) -> T) -> Result<T, ShmError> {
+        if at.slot >= self.geometry.slots {
+            return Err(ShmError::NoSlot {
+                path: self.path.clone(),
+                slot: at.slot,
+                slots: self.geometry.slots,
+            });
+        }
+        let offset = self.geometry.slot_offset(at.slot);
+        let sequence = self.map.word(offset);
+        let overwritten = |found: u64| ShmError::Overwritten {
+            path: self.path.clone(),
+            slot: at.slot,
+            wanted: at.seq,
+            found,
+        };
+        let before = sequence.load(Ordering::Acquire);
+        if before != at.seq {
+            return Err(overwritten(before));
+        }
+        let len = (self.map.word(offset + 8).load(Ordering::Relaxed) as usize)
+            .min(self.geometry.slot_size)
+            .min(at.len as usize);
+        // SAFETY: in bounds of the mapping (len <= slot_size); the bytes may change under us if
+        // the writer laps this reader, which the sequence check below turns into an error.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(self.map.ptr.add(offset + SLOT_HEAD), len) };
+        let made = read(bytes);
+        fence(Ordering::Acquire);
+        let after = sequence.load(Ordering::Relaxed);
+        if after != at.seq {
+            return Err(overwritten(after));
+        }
+        Ok(made)
+    }
+}
+
+/// Removes the rings of run `run_id` in `dir` whose owner is gone (or all of the run's with
+/// `all`): what a node does at start and a launcher at the end of a run. Returns the names
+/// removed.
+pub fn sweep(dir: &Path, run_id: &str, all: bool) -> Vec<String> {
+    let prefix = format!("convoy-{run_id}-");
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return removed;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let owner = rest.split('-').next().and_then(|p| p.parse::<i32>().ok());
+        // kill(pid, 0) fails with ESRCH when no such process exists.
+        let alive = owner.is_some_and(|pid| {
+            // SAFETY: signal 0 only checks that the process exists.
+            let found = unsafe { libc::kill(pid, 0) } == 0;
+            found || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+        });
+        if (all || !alive) && std::fs::remove_file(entry.path()).is_ok() {
+            removed.push(name);
+        }
+    }
+    removed.sort();
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("convoy-shm-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        dir
+    }
+
+    #[test]
+    fn a_reader_gets_what_the_writer_wrote_until_the_slot_is_reused() {
+        let dir = scratch("ring");
+        let mut writer =
+            RingWriter::create(&dir, &ring_name("r1", "cam/front"), 2, 100).expect("ring");
+        let reader = RingReader::open(writer.path()).expect("open");
+        let a = writer.write(b"first").expect("write");
+        let b = writer.write(&[7u8; 100]).expect("write");
+        assert_eq!(reader.read(a, |s| s.to_vec()).expect("a"), b"first");
+        assert_eq!(reader.read(b, |s| s.to_vec()).expect("b"), vec![7u8; 100]);
+        // A third write reuses a's slot: a is lost, named as such.
+        let c = writer.write(b"third").expect("write");
+        assert_eq!(c.slot, a.slot);
+        assert!(matches!(
+            reader.read(a, |s| s.len()),
+            Err(ShmError::Overwritten { .. })
+        ));
+        assert_eq!(reader.read(c, |s| s.to_vec()).expect("c"), b"third");
+        // Slots round up to 8 bytes: 104 here.
+        assert!(matches!(
+            writer.write(&[0u8; 105]),
+            Err(ShmError::TooLarge { len: 105, .. })
+        ));
+        let path = writer.path().to_path_buf();
+        drop(writer);
+        assert!(!path.exists(), "the writer's file outlived it");
+        // The reader's mapping stays valid after the file is gone.
+        assert_eq!(reader.read(c, |s| s.to_vec()).expect("c"), b"third");
+    }
+
+    #[test]
+    fn bad_files_and_descriptors_are_errors_naming_the_file() {
+        let dir = scratch("bad");
+        let junk = dir.join("convoy-r2-1-junk");
+        std::fs::write(&junk, vec![1u8; 8192]).expect("write");
+        assert!(matches!(
+            RingReader::open(&junk),
+            Err(ShmError::NotARing { .. })
+        ));
+        std::fs::write(&junk, b"short").expect("write");
+        assert!(matches!(
+            RingReader::open(&junk),
+            Err(ShmError::NotARing { .. })
+        ));
+        let missing = RingReader::open(&dir.join("missing"))
+            .err()
+            .expect("missing");
+        assert!(missing.to_string().contains("missing"), "{missing}");
+        let writer = RingWriter::create(&dir, "convoy-r2-ring", 2, 16).expect("ring");
+        let reader = RingReader::open(writer.path()).expect("open");
+        let bad = SlotRef {
+            slot: 9,
+            seq: 2,
+            len: 4,
+        };
+        assert!(matches!(
+            reader.read(bad, |_| ()),
+            Err(ShmError::NoSlot { slot: 9, .. })
+        ));
+        // A slot never written has sequence 0: any descriptor for it is stale.
+        let never = SlotRef {
+            slot: 1,
+            seq: 4,
+            len: 4,
+        };
+        assert!(matches!(
+            reader.read(never, |_| ()),
+            Err(ShmError::Overwritten { found: 0, .. })
+        ));
+        // The same name twice is refused (two writers never share a ring).
+        assert!(RingWriter::create(&dir, "convoy-r2-ring", 2, 16).is_err());
+    }
+
+    #[test]
+    fn a_sweep_removes_the_rings_of_dead_owners_and_only_of_its_run() {
+        let dir = scratch("sweep");
+        // A pid that cannot be alive (beyond the kernel's pid_max of 2^22).
+        std::fs::write(dir.join("convoy-run1-99999999-cam"), b"x").expect("write");
+        std::fs::write(dir.join("convoy-run2-99999999-cam"), b"x").expect("write");
+        let live = RingWriter::create(&dir, &ring_name("run1", "lidar"), 1, 8).expect("ring");
+        assert_eq!(sweep(&dir, "run1", false), ["convoy-run1-99999999-cam"]);
+        assert!(live.path().exists(), "a live owner's ring was removed");
+        assert!(
+            dir.join("convoy-run2-99999999-cam").exists(),
+            "another run's ring was removed"
+        );
+        let name = live
+            .path()
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(sweep(&dir, "run1", true), [name]);
+    }
+}
