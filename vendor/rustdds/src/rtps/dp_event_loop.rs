@@ -1112,7 +1112,9 @@ impl DPEventLoop {
       .unwrap_or_else(|e| error!("Cannot report participant status: {e:?}"));
 
     for writer in self.writers.values_mut() {
-      if remote_reader.subscription_topic_data.topic_name() == writer.topic_name() {
+      if remote_reader.subscription_topic_data.topic_name() == writer.topic_name()
+        && locality_allows(writer.user_data(), &remote_reader.user_data)
+      {
         #[cfg(not(feature = "security"))]
         let match_to_reader = true;
         #[cfg(feature = "security")]
@@ -1203,7 +1205,9 @@ impl DPEventLoop {
 
     // update writer proxies in local readers
     for reader in self.message_receiver.available_readers.values_mut() {
-      if &remote_writer.publication_topic_data.topic_name == reader.topic_name() {
+      if &remote_writer.publication_topic_data.topic_name == reader.topic_name()
+        && locality_allows(reader.user_data(), &remote_writer.user_data)
+      {
         #[cfg(not(feature = "security"))]
         let match_to_writer = true;
         #[cfg(feature = "security")]
@@ -1990,4 +1994,49 @@ mod tests {
   //   sender_stop.send(0).unwrap();
   //   child.join().unwrap();
   // }
+}
+
+/// convoy change 58: whether two endpoints may match, by the `shm=` entry of their
+/// USER_DATA (`key=value;` pairs). `shm=net:<host>` marks the ordinary endpoint of a topic
+/// whose samples also travel by shared memory on host `<host>`, `shm=ring:<host>` the
+/// endpoint of the descriptors that point into it. Two `net` endpoints of one host do not
+/// match (they use the ring); a `ring` endpoint matches only a `ring` endpoint of its host.
+/// Anything else (another DDS, no entry) matches as before.
+pub(crate) fn locality_allows(local: &[u8], remote: &[u8]) -> bool {
+  fn shm(user_data: &[u8]) -> Option<(&str, &str)> {
+    let text = std::str::from_utf8(user_data).ok()?;
+    let value = text
+      .split(';')
+      .find_map(|pair| pair.trim().strip_prefix("shm="))?;
+    value.split_once(':')
+  }
+  match (shm(local), shm(remote)) {
+    (Some(("net", a)), Some(("net", b))) => a != b,
+    (Some(("ring", a)), Some(("ring", b))) => a == b,
+    (Some(("ring", _)), _) | (_, Some(("ring", _))) => false,
+    _ => true,
+  }
+}
+
+#[cfg(test)]
+mod locality_tests {
+  use super::locality_allows;
+
+  #[test]
+  fn same_host_pairs_use_the_ring_and_everything_else_the_network() {
+    let net_a = b"rcvbuf=4194304;shm=net:aa;";
+    let net_b = b"shm=net:bb;";
+    let ring_a = b"shm=ring:aa;";
+    let ring_b = b"shm=ring:bb;";
+    assert!(!locality_allows(net_a, b"shm=net:aa"));
+    assert!(locality_allows(net_a, net_b));
+    assert!(locality_allows(net_a, b"typehash=RIHS01_x;"));
+    assert!(locality_allows(b"", net_a));
+    assert!(locality_allows(ring_a, b"shm=ring:aa"));
+    assert!(!locality_allows(ring_a, ring_b));
+    assert!(!locality_allows(ring_a, b""));
+    assert!(!locality_allows(b"", ring_b));
+    assert!(!locality_allows(net_a, ring_a));
+    assert!(locality_allows(&[0xff, 0xfe], b""));
+  }
 }

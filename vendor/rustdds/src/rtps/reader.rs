@@ -1606,6 +1606,11 @@ impl Reader {
     );
   }
 
+  /// convoy change 58: this reader's USER_DATA (empty when it has none).
+  pub fn user_data(&self) -> &[u8] {
+    self.qos_policy.user_data().map_or(&[], |u| u.value.as_slice())
+  }
+
   pub fn topic_name(&self) -> &String {
     &self.topic_name
   }

@@ -2999,6 +2999,11 @@ impl Writer {
     self.readers.get_mut(&guid)
   }
 
+  /// convoy change 58: this writer's USER_DATA (empty when it has none).
+  pub fn user_data(&self) -> &[u8] {
+    self.qos_policies.user_data().map_or(&[], |u| u.value.as_slice())
+  }
+
   pub fn topic_name(&self) -> &String {
     &self.my_topic_name
   }
