@@ -226,6 +226,8 @@ pub use dds::{
 };
 /// convoy changes 5, 8, 9: transport settings of a participant.
 pub use rtps::pacing::{PacingRate, TransportTuning, DEFAULT_ACK_RIDE_HOLD};
+/// convoy change 58: whether two endpoints may match by locality (USER_DATA `shm=`).
+pub use rtps::dp_event_loop::locality_allows;
 /// convoy change 39: link emulation (delay, jitter, loss, rate per destination
 /// host) of a participant's sends.
 pub use network::link_emulation::{LinkConditions, LinkEmulation};

@@ -90,12 +90,18 @@ pub fn matched_readers(
         .discovered_readers()
         .iter()
         .filter(|r| r.subscription_topic_data.topic_name() == topic)
+        .filter(|r| rustdds::locality_allows(user_data(offered), &r.user_data))
         .filter(|r| {
             offered
                 .compliance_failure_wrt(&r.subscription_topic_data.qos())
                 .is_none()
         })
         .count()
+}
+
+/// An endpoint's USER_DATA bytes (empty without the policy).
+fn user_data(qos: &QosPolicies) -> &[u8] {
+    qos.user_data().map_or(&[], |u| u.value.as_slice())
 }
 
 /// Discovered writers of `topic` whose offered QoS a reader requesting `requested` accepts.
@@ -108,6 +114,7 @@ pub fn matched_writers(
         .discovered_writers()
         .iter()
         .filter(|w| w.publication_topic_data.topic_name == topic)
+        .filter(|w| rustdds::locality_allows(user_data(requested), &w.user_data))
         .filter(|w| {
             w.publication_topic_data
                 .qos()

@@ -124,6 +124,27 @@ fn io(path: &Path, e: std::io::Error) -> ShmError {
     }
 }
 
+/// What makes two processes "on one host" for shared memory: the kernel (hostname and boot
+/// id) and the network namespace, so namespaces that stand for hosts in tests stay apart as
+/// real hosts would. Sixteen hex digits (FNV-1a of the three), the same in every process of
+/// the host and namespace; `None` where /proc cannot tell (then nothing is shared).
+pub fn host_key() -> Option<String> {
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let hostname = read("/proc/sys/kernel/hostname")?;
+    let boot = read("/proc/sys/kernel/random/boot_id")?;
+    let netns = std::fs::read_link("/proc/self/ns/net").ok()?;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in format!("{hostname}\n{boot}\n{}", netns.display()).bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    Some(format!("{hash:016x}"))
+}
+
 /// The file name of writer `writer`'s ring in run `run_id`, owned by this process.
 pub fn ring_name(run_id: &str, writer: &str) -> String {
     let clean: String = writer
@@ -455,6 +476,13 @@ mod tests {
         ));
         // The same name twice is refused (two writers never share a ring).
         assert!(RingWriter::create(&dir, "convoy-r2-ring", 2, 16).is_err());
+    }
+
+    #[test]
+    fn the_host_key_is_stable_and_names_the_network_namespace() {
+        let key = host_key().expect("a host key from /proc");
+        assert_eq!(key.len(), 16);
+        assert_eq!(Some(key), host_key());
     }
 
     #[test]

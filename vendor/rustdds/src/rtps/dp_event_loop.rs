@@ -2002,7 +2002,7 @@ mod tests {
 /// endpoint of the descriptors that point into it. Two `net` endpoints of one host do not
 /// match (they use the ring); a `ring` endpoint matches only a `ring` endpoint of its host.
 /// Anything else (another DDS, no entry) matches as before.
-pub(crate) fn locality_allows(local: &[u8], remote: &[u8]) -> bool {
+pub fn locality_allows(local: &[u8], remote: &[u8]) -> bool {
   fn shm(user_data: &[u8]) -> Option<(&str, &str)> {
     let text = std::str::from_utf8(user_data).ok()?;
     let value = text
