@@ -120,6 +120,8 @@ pub mod domain {
     pub const ROS2_MAP_ROS: u32 = 109;
     pub const ROS2_LOCALISE: u32 = 110;
     pub const ROS2_LOCALISE_ROS: u32 = 111;
+    pub const SHM_LANE: u32 = 112;
+    pub const SHM_KILL: u32 = 113;
 }
 
 /// The repository root (this crate lives in `tests/`).

@@ -133,7 +133,9 @@ pub fn launch(args: &LaunchArgs) -> Result<()> {
         }
     }
     let stop = stop_flag()?;
-    run_until_done(&nodes, "coordinator", &stop, true, |_| {})
+    let result = run_until_done(&nodes, "coordinator", &stop, true, |_| {});
+    crate::run_cmd::sweep_run_rings(&run_id);
+    result
 }
 
 fn describe(address: &HostAddress) -> String {

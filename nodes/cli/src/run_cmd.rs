@@ -307,7 +307,28 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
             .join(", ")
     );
     let stop = stop_flag()?;
-    run_until_done(&nodes, "coordinator", &stop, true, |_| {})
+    let result = run_until_done(&nodes, "coordinator", &stop, true, |_| {});
+    sweep_run_rings(&run_id);
+    result
+}
+
+/// Removes what is left of the run's shared-memory rings on this host (a node that was killed
+/// cannot remove its own): after a run, none remains (docs/TRANSPORT.md, "Same-host shared
+/// memory for large samples"). Other hosts' nodes sweep rings of dead processes when they
+/// start.
+pub fn sweep_run_rings(run_id: &RunId) {
+    use convoy_core::dds::shm;
+    let removed = shm::sweep(
+        std::path::Path::new(shm::SHM_DIR),
+        Some(run_id.as_str()),
+        true,
+    );
+    if !removed.is_empty() {
+        eprintln!(
+            "removed {} shared-memory ring(s) the run's nodes left behind",
+            removed.len()
+        );
+    }
 }
 
 /// Loads the scenario's world once before any node starts, so a bad map file or a start on a

@@ -441,6 +441,19 @@ pub trait MessageVisitor {
     fn visit<M: Message>(self) -> Self::Output;
 }
 
+/// `<topic>/shm`: where a large sample written to same-host readers lies in its writer's
+/// shared-memory ring (docs/TRANSPORT.md, "Same-host shared memory for large samples"). The
+/// DDS layer writes and reads these itself; no node sees them.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ShmSample {
+    /// The ring's file name under /dev/shm.
+    pub ring: String,
+    pub slot: u32,
+    pub seq: u64,
+    pub len: u32,
+}
+unkeyed_message!(ShmSample);
+
 /// Every top-level message type name, as DDS announces it.
 pub const TYPE_NAMES: [&str; 15] = [
     Tick::TYPE_NAME,

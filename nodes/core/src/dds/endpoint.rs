@@ -72,6 +72,19 @@ impl Endpoint {
         }
     }
 
+    /// Adds a `shm=` locality entry to what this endpoint announces in its USER_DATA
+    /// (`shm_lane`; vendored rustdds change 58).
+    pub(super) fn with_locality(mut self, entry: &[u8]) -> Endpoint {
+        let mut data = self
+            .dds_qos
+            .user_data()
+            .map(|u| u.value.clone())
+            .unwrap_or_default();
+        data.extend_from_slice(entry);
+        self.dds_qos = self.dds_qos.clone().with_user_data(data);
+        self
+    }
+
     /// The keyed twin (`keyed`) or the unkeyed one (`unkeyed`) for `M`, made with this
     /// endpoint's QoS.
     pub(super) fn create<M: Message, K, U>(

@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex};
 use rustdds::{DomainParticipant, QosPolicies, TopicKind};
 
 use super::endpoint::{Endpoint, Side};
+use super::shm_lane::{self, ReaderLane, WriterLane};
 use super::{
     check_domain_id, check_node_id, participant, single_writer_stream, EndpointError, NodeError,
     Publisher, Subscriber,
 };
-use crate::messages::Message;
+use crate::messages::{Message, ShmSample};
 use crate::qos::QosSet;
 use crate::topics::{Topic, TopicClass};
 
@@ -147,17 +148,68 @@ impl Node {
         }
     }
 
-    /// A publisher on `topic` with the writer QoS of its class's profile.
+    /// A publisher on `topic` with the writer QoS of its class's profile. For a large-sample
+    /// topic also its shared-memory lane to same-host readers (`shm_lane`).
     pub fn publisher<M: Message>(&self, topic: &Topic<M>) -> Result<Publisher<M>, EndpointError> {
         let (endpoint, dds_topic) = self.endpoint(topic, Side::Writer, None)?;
-        Publisher::create(endpoint, &self.participant.inner.publisher, &dds_topic)
+        let Some((host, run)) = lane_for::<M>() else {
+            return Publisher::create(endpoint, &self.participant.inner.publisher, &dds_topic);
+        };
+        let depth = shm_lane::depth_of(&endpoint.qos);
+        let (lane, lane_topic) = self.lane_endpoint(topic, &endpoint, Side::Writer, None, host)?;
+        let descriptors = Publisher::create(lane, &self.participant.inner.publisher, &lane_topic)?;
+        let endpoint = endpoint.with_locality(&shm_lane::locality("net", host));
+        Ok(
+            Publisher::create(endpoint, &self.participant.inner.publisher, &dds_topic)?
+                .with_lane(WriterLane::new(descriptors, run, topic.name(), depth)),
+        )
     }
 
     /// A subscriber on `topic` with the reader QoS of its class's profile. Refused where the
     /// profile's writers of `topic` could never match it ([`QosSet::check_both_ends`]).
     pub fn subscriber<M: Message>(&self, topic: &Topic<M>) -> Result<Subscriber<M>, EndpointError> {
-        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, None)?;
-        Subscriber::create(endpoint, &self.participant.inner.subscriber, &dds_topic)
+        self.subscriber_with(topic, None)
+    }
+
+    fn subscriber_with<M: Message>(
+        &self,
+        topic: &Topic<M>,
+        depth: Option<u32>,
+    ) -> Result<Subscriber<M>, EndpointError> {
+        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, depth)?;
+        let Some((host, _)) = lane_for::<M>() else {
+            return Subscriber::create(endpoint, &self.participant.inner.subscriber, &dds_topic);
+        };
+        let (lane, lane_topic) = self.lane_endpoint(topic, &endpoint, Side::Reader, depth, host)?;
+        let descriptors =
+            Subscriber::create(lane, &self.participant.inner.subscriber, &lane_topic)?;
+        let endpoint = endpoint.with_locality(&shm_lane::locality("net", host));
+        Ok(
+            Subscriber::create(endpoint, &self.participant.inner.subscriber, &dds_topic)?
+                .with_lane(ReaderLane::new(descriptors)),
+        )
+    }
+
+    /// The endpoint of `topic`'s descriptors (`T/shm`): `endpoint`'s QoS (the topic's own),
+    /// announced as the ring lane of `host`.
+    fn lane_endpoint<M: Message>(
+        &self,
+        topic: &Topic<M>,
+        endpoint: &Endpoint,
+        side: Side,
+        depth: Option<u32>,
+        host: &str,
+    ) -> Result<(Endpoint, rustdds::Topic), EndpointError> {
+        let name = shm_lane::ring_topic(topic.name());
+        let dds_topic = self.topic::<ShmSample>(&name, topic.class(), depth)?;
+        let lane = Endpoint::new(
+            side,
+            &self.participant.inner.participant,
+            &name,
+            endpoint.qos.clone(),
+        )
+        .with_locality(&shm_lane::locality("ring", host));
+        Ok((lane, dds_topic))
     }
 
     /// A subscriber as [`Node::subscriber`] whose KEEP_LAST history holds at least `depth`
@@ -170,8 +222,7 @@ impl Node {
         topic: &Topic<M>,
         depth: u32,
     ) -> Result<Subscriber<M>, EndpointError> {
-        let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, Some(depth))?;
-        Subscriber::create(endpoint, &self.participant.inner.subscriber, &dds_topic)
+        self.subscriber_with(topic, Some(depth))
     }
 
     /// The writer or reader (`side`) QoS of `topic`'s profile (deepened to `depth`, when given),
@@ -280,4 +331,13 @@ pub(super) fn deepened(mut qos: crate::qos::EndpointQos, depth: u32) -> crate::q
     };
     raise(&mut limits.max_samples, depth.saturating_mul(instances));
     qos
+}
+
+/// The host key and ring run name when `M`'s samples take a shared-memory lane here.
+fn lane_for<M: Message>() -> Option<&'static (String, String)> {
+    if shm_lane::rides_shm(M::TYPE_NAME) {
+        shm_lane::lane_host()
+    } else {
+        None
+    }
 }

@@ -7,6 +7,7 @@ use rustdds::{no_key, with_key, Topic};
 
 use super::endpoint::{for_both, Endpoint, Twin};
 use super::enforced::DeadlineClock;
+use super::shm_lane::WriterLane;
 use super::wire::{Wire, WireAdapter};
 use super::{EndpointError, WaitError};
 use crate::messages::Message;
@@ -34,6 +35,8 @@ pub struct Publisher<M: Message> {
     endpoint: Endpoint,
     /// Offered DEADLINE, enforced by convoy (rustdds does not count misses).
     deadline: Option<Mutex<(DeadlineClock, u64)>>,
+    /// Same-host readers' shared memory, for a large-sample topic (`shm_lane`).
+    lane: Option<Box<Mutex<WriterLane>>>,
 }
 
 impl<M: Message> Publisher<M> {
@@ -54,7 +57,14 @@ impl<M: Message> Publisher<M> {
             writer,
             endpoint,
             deadline,
+            lane: None,
         })
+    }
+
+    /// Gives this publisher its shared-memory lane.
+    pub(super) fn with_lane(mut self, lane: WriterLane) -> Self {
+        self.lane = Some(Box::new(Mutex::new(lane)));
+        self
     }
 
     pub fn topic(&self) -> &str {
@@ -65,8 +75,37 @@ impl<M: Message> Publisher<M> {
         &self.endpoint.qos
     }
 
-    /// Publishes one message.
+    /// Publishes one message: to same-host readers through shared memory when this topic has
+    /// a lane and such a reader is matched, over DDS to every other reader (and over DDS when
+    /// no reader is matched at all, as ever).
     pub fn write(&self, message: M) -> Result<(), PublishError> {
+        match self.write_lane(&message)? {
+            LaneWrite::Only => Ok(()),
+            LaneWrite::AlsoDds => self.write_dds(message),
+        }
+    }
+
+    /// The lane's part of a write, and whether DDS still has readers to serve.
+    fn write_lane(&self, message: &M) -> Result<LaneWrite, PublishError> {
+        let Some(lane) = &self.lane else {
+            return Ok(LaneWrite::AlsoDds);
+        };
+        let Ok(mut lane) = lane.lock() else {
+            return Ok(LaneWrite::AlsoDds);
+        };
+        if !lane.wanted() {
+            return Ok(LaneWrite::AlsoDds);
+        }
+        lane.write(message)?;
+        Ok(if self.endpoint.matched() > 0 {
+            LaneWrite::AlsoDds
+        } else {
+            LaneWrite::Only
+        })
+    }
+
+    /// The DDS part of a write.
+    fn write_dds(&self, message: M) -> Result<(), PublishError> {
         let result = for_both!(&self.writer, w => w.write(Wire(message), None));
         if let Some(deadline) = &self.deadline {
             if let Ok(mut guard) = deadline.lock() {
@@ -100,9 +139,13 @@ impl<M: Message> Publisher<M> {
         message: M,
         stop: &std::sync::atomic::AtomicBool,
     ) -> Result<(), PublishError> {
+        // The lane never blocks: it is written once, and only the DDS part waits.
+        if let LaneWrite::Only = self.write_lane(&message)? {
+            return Ok(());
+        }
         let mut reported = false;
         loop {
-            match self.write(message.clone()) {
+            match self.write_dds(message.clone()) {
                 Err(PublishError::WouldBlock { topic }) => {
                     if !reported {
                         reported = true;
@@ -134,18 +177,55 @@ impl<M: Message> Publisher<M> {
         }
     }
 
-    /// How many readers this writer is matched with now.
+    /// How many readers this writer is matched with now (same-host readers through its lane
+    /// included).
     pub fn matched_readers(&self) -> usize {
-        self.endpoint.matched()
+        self.endpoint.matched() + self.lane_readers()
+    }
+
+    fn lane_readers(&self) -> usize {
+        self.lane
+            .as_ref()
+            .and_then(|l| l.lock().ok().map(|l| l.descriptors().matched_readers()))
+            .unwrap_or(0)
     }
 
     /// Blocks until at least `readers` readers are matched, or fails after `timeout`.
     pub fn wait_for_match(&self, readers: usize, timeout: Duration) -> Result<(), WaitError> {
-        self.endpoint.wait_for_match(readers, timeout)
+        if self.lane.is_none() {
+            return self.endpoint.wait_for_match(readers, timeout);
+        }
+        if super::poll_until(timeout, || self.matched_readers() >= readers) {
+            return Ok(());
+        }
+        Err(WaitError::MatchTimeout {
+            topic: self.endpoint.topic.clone(),
+            what: "readers",
+            wanted: readers,
+            matched: self.matched_readers(),
+            waited: timeout,
+        })
     }
 
-    /// Waits (bounded) until every matched reader acknowledged what was written.
+    /// Waits (bounded) until every matched reader acknowledged what was written (the lane's
+    /// descriptors included).
     pub fn wait_for_acknowledgments(&self, timeout: Duration) -> bool {
-        for_both!(&self.writer, w => w.wait_for_acknowledgments(timeout).unwrap_or(false))
+        let dds =
+            for_both!(&self.writer, w => w.wait_for_acknowledgments(timeout).unwrap_or(false));
+        let lane = match &self.lane {
+            Some(lane) => lane
+                .lock()
+                .map(|l| l.descriptors().wait_for_acknowledgments(timeout))
+                .unwrap_or(false),
+            None => true,
+        };
+        dds && lane
     }
+}
+
+/// What a write leaves to DDS once the lane had its part.
+enum LaneWrite {
+    /// Every matched reader was served through the lane.
+    Only,
+    AlsoDds,
 }

@@ -147,11 +147,20 @@ pub fn host_key() -> Option<String> {
 
 /// The file name of writer `writer`'s ring in run `run_id`, owned by this process.
 pub fn ring_name(run_id: &str, writer: &str) -> String {
-    let clean: String = writer
-        .chars()
+    format!(
+        "convoy-{}-{}-{}",
+        name_part(run_id),
+        std::process::id(),
+        name_part(writer)
+    )
+}
+
+/// `text` with everything but ASCII letters and digits as `_` (a run id may hold `-`, which
+/// separates the parts of a ring's name).
+fn name_part(text: &str) -> String {
+    text.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    format!("convoy-{run_id}-{}-{clean}", std::process::id())
+        .collect()
 }
 
 /// The ring's geometry from its header.
@@ -364,11 +373,14 @@ impl RingReader {
     }
 }
 
-/// Removes the rings of run `run_id` in `dir` whose owner is gone (or all of the run's with
-/// `all`): what a node does at start and a launcher at the end of a run. Returns the names
-/// removed.
-pub fn sweep(dir: &Path, run_id: &str, all: bool) -> Vec<String> {
-    let prefix = format!("convoy-{run_id}-");
+/// Removes the rings in `dir` of run `run_id` (of any run: `None`) whose owner is gone, or all
+/// of the run's with `all`: a node at start sweeps every run's dead rings, a launcher all of
+/// its run's at the end. Returns the names removed.
+pub fn sweep(dir: &Path, run_id: Option<&str>, all: bool) -> Vec<String> {
+    let prefix = match run_id {
+        Some(run) => format!("convoy-{}-", name_part(run)),
+        None => "convoy-".to_string(),
+    };
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return removed;
@@ -378,7 +390,12 @@ pub fn sweep(dir: &Path, run_id: &str, all: bool) -> Vec<String> {
         let Some(rest) = name.strip_prefix(&prefix) else {
             continue;
         };
-        let owner = rest.split('-').next().and_then(|p| p.parse::<i32>().ok());
+        // The owner's pid: the part after the run id (which has no `-` in a ring's name).
+        let owner_part = match run_id {
+            Some(_) => rest.split('-').next(),
+            None => rest.split('-').nth(1),
+        };
+        let owner = owner_part.and_then(|p| p.parse::<i32>().ok());
         // kill(pid, 0) fails with ESRCH when no such process exists.
         let alive = owner.is_some_and(|pid| {
             // SAFETY: signal 0 only checks that the process exists.
@@ -492,7 +509,10 @@ mod tests {
         std::fs::write(dir.join("convoy-run1-99999999-cam"), b"x").expect("write");
         std::fs::write(dir.join("convoy-run2-99999999-cam"), b"x").expect("write");
         let live = RingWriter::create(&dir, &ring_name("run1", "lidar"), 1, 8).expect("ring");
-        assert_eq!(sweep(&dir, "run1", false), ["convoy-run1-99999999-cam"]);
+        assert_eq!(
+            sweep(&dir, Some("run1"), false),
+            ["convoy-run1-99999999-cam"]
+        );
         assert!(live.path().exists(), "a live owner's ring was removed");
         assert!(
             dir.join("convoy-run2-99999999-cam").exists(),
@@ -504,6 +524,11 @@ mod tests {
             .expect("name")
             .to_string_lossy()
             .into_owned();
-        assert_eq!(sweep(&dir, "run1", true), [name]);
+        assert_eq!(sweep(&dir, Some("run1"), true), [name]);
+        // Any run's dead rings, and nothing alive.
+        let live = RingWriter::create(&dir, &ring_name("run-3", "lidar"), 1, 8).expect("ring");
+        assert_eq!(sweep(&dir, None, false), ["convoy-run2-99999999-cam"]);
+        assert!(live.path().exists());
+        assert!(live.path().to_string_lossy().contains("convoy-run_3-"));
     }
 }

@@ -17,6 +17,7 @@ use rustdds::{ReadCondition, SampleInfo, Timestamp, Topic};
 
 use super::endpoint::{for_both, Endpoint, Twin};
 use super::enforced::{expired, InstanceDeadlines, TimeFilter};
+use super::shm_lane::{LaneSample, ReaderLane};
 use super::waitset::{ReaderToken, WaitSet};
 use super::wire::{Wire, WireAdapter};
 use super::{EndpointError, WaitError};
@@ -77,9 +78,14 @@ pub struct Subscriber<M: Message> {
     last_seq: BTreeMap<GUID, i64>,
     reliable: bool,
     logged_loss: bool,
+    /// Same-host writers' shared memory, for a large-sample topic (`shm_lane`).
+    lane: Option<Box<ReaderLane>>,
+    /// The lane's token in the wait set this reader is attached to.
+    lane_token: Option<ReaderToken>,
 }
 
 const READER_TOKEN: mio1::Token = mio1::Token(0);
+const LANE_TOKEN: mio1::Token = mio1::Token(1);
 /// Decode errors logged one by one before the log switches to every 1000th.
 const LOGGED_ERRORS_IN_FULL: u64 = 10;
 /// Decode errors skipped within one `take` before it returns what it has.
@@ -112,7 +118,15 @@ impl<M: Message> Subscriber<M> {
             last_seq: BTreeMap::new(),
             reliable,
             logged_loss: false,
+            lane: None,
+            lane_token: None,
         })
+    }
+
+    /// Gives this subscriber its shared-memory lane.
+    pub(super) fn with_lane(mut self, lane: ReaderLane) -> Self {
+        self.lane = Some(Box::new(lane));
+        self
     }
 
     pub fn topic(&self) -> &str {
@@ -153,12 +167,27 @@ impl<M: Message> Subscriber<M> {
             }
             // rustdds has advanced past the bad sample: the loop reads what follows it.
         }
+        self.count_gaps(&raw);
+        let mut got: Vec<LaneSample<M>> = raw
+            .into_iter()
+            .map(|(value, info)| (value, info.source_timestamp(), info.writer_guid()))
+            .collect();
+        if let Some(mut lane) = self.lane.take() {
+            let room = max.saturating_sub(got.len());
+            let stats = Arc::clone(&self.stats);
+            lane.take(
+                room,
+                &stats,
+                |reason| self.count_decode_error(reason),
+                &mut got,
+            );
+            self.lane = Some(lane);
+        }
         let now = Instant::now();
         let now_ns = timestamp_ns(Timestamp::now());
-        let mut out = Vec::with_capacity(raw.len());
-        self.count_gaps(&raw);
-        for (value, info) in raw {
-            let source_ns = info.source_timestamp().map(timestamp_ns);
+        let mut out = Vec::with_capacity(got.len());
+        for (value, source_timestamp, writer) in got {
+            let source_ns = source_timestamp.map(timestamp_ns);
             if let (Some(lifespan), Some(source_ns)) = (self.endpoint.qos.lifespan, source_ns) {
                 if expired(lifespan, source_ns, now_ns) {
                     self.stats.expired.fetch_add(1, Ordering::Relaxed);
@@ -180,8 +209,8 @@ impl<M: Message> Subscriber<M> {
             self.stats.received.fetch_add(1, Ordering::Relaxed);
             out.push(Received {
                 value,
-                source_timestamp: info.source_timestamp(),
-                writer: info.writer_guid(),
+                source_timestamp,
+                writer,
             });
         }
         self.observe_deadlines();
@@ -218,14 +247,31 @@ impl<M: Message> Subscriber<M> {
         ReaderStats::get(&self.stats.deadline_missed)
     }
 
-    /// How many writers this reader is matched with now.
+    /// How many writers this reader is matched with now (same-host writers through its lane
+    /// included).
     pub fn matched_writers(&self) -> usize {
         self.endpoint.matched()
+            + self
+                .lane
+                .as_ref()
+                .map_or(0, |l| l.descriptors.matched_writers())
     }
 
     /// Blocks until at least `writers` writers are matched, or fails after `timeout`.
     pub fn wait_for_match(&self, writers: usize, timeout: Duration) -> Result<(), WaitError> {
-        self.endpoint.wait_for_match(writers, timeout)
+        if self.lane.is_none() {
+            return self.endpoint.wait_for_match(writers, timeout);
+        }
+        if super::poll_until(timeout, || self.matched_writers() >= writers) {
+            return Ok(());
+        }
+        Err(WaitError::MatchTimeout {
+            topic: self.endpoint.topic.clone(),
+            what: "writers",
+            wanted: writers,
+            matched: self.matched_writers(),
+            waited: timeout,
+        })
     }
 
     /// Turns this subscriber into an async stream, fed by a dedicated reader thread that
@@ -281,6 +327,10 @@ impl<M: Message> Subscriber<M> {
         });
         if let Ok(mut state) = shared.lock() {
             if let Some(state) = state.as_mut() {
+                if let Some(lane) = &state.subscriber.lane {
+                    let listener = Arc::clone(&listener);
+                    for_both!(&lane.descriptors.reader, r => r.set_data_listener(Some(listener)));
+                }
                 for_both!(&state.subscriber.reader, r => r.set_data_listener(Some(listener)));
                 // What arrived before the listener was set is not announced again.
                 state.deliver();
@@ -371,14 +421,18 @@ impl<M: Message> Subscriber<M> {
     pub fn attach(&mut self, waitset: &mut WaitSet) -> std::io::Result<ReaderToken> {
         let token = for_both!(&mut self.reader, r => waitset.attach_source(r))?;
         self.token = Some(token);
+        if let Some(lane) = self.lane.as_mut() {
+            self.lane_token = Some(lane.descriptors.attach(waitset)?);
+        }
         Ok(token)
     }
 
     /// As [`Subscriber::take`] when `waitset`, the set this reader is attached to, says it
     /// should be read now ([`WaitSet::ready`]); nothing otherwise.
     pub fn take_ready(&mut self, waitset: &WaitSet, max: usize) -> Vec<Received<M>> {
+        let lane_ready = self.lane_token.is_some_and(|t| waitset.ready(t));
         match self.token {
-            Some(token) if !waitset.ready(token) => Vec::new(),
+            Some(token) if !waitset.ready(token) && !lane_ready => Vec::new(),
             _ => self.take(max),
         }
     }
@@ -394,6 +448,12 @@ impl<M: Message> Subscriber<M> {
             let registered = for_both!(&mut self.reader, r => registry.register(r, READER_TOKEN, mio1::Interest::READABLE));
             if registered.is_err() {
                 return false;
+            }
+            if let Some(lane) = self.lane.as_mut() {
+                let registered = for_both!(&mut lane.descriptors.reader, r => registry.register(r, LANE_TOKEN, mio1::Interest::READABLE));
+                if registered.is_err() {
+                    return false;
+                }
             }
             self.poll = Some(poll);
         }
@@ -453,6 +513,9 @@ impl<M: Message> Drop for Listening<M> {
         };
         if let Some(state) = state {
             for_both!(&state.subscriber.reader, r => r.set_data_listener(None));
+            if let Some(lane) = &state.subscriber.lane {
+                for_both!(&lane.descriptors.reader, r => r.set_data_listener(None));
+            }
         }
     }
 }

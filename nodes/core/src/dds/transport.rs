@@ -24,6 +24,10 @@ pub const WINDOW_ENV: &str = "CONVOY_WINDOW";
 /// Whether a writer sends a small sample from the thread that writes it: `on` (the default)
 /// or `off` (every sample goes through the node's DDS event loop; for comparisons).
 pub const FAST_PUSH_ENV: &str = "CONVOY_FAST_PUSH";
+/// Same-host shared memory for large samples (images, clouds): `on` (the default) or `off`
+/// (every sample over UDP, as to another host; for comparisons). docs/TRANSPORT.md, "Same-host
+/// shared memory for large samples".
+pub const SHM_ENV: &str = "CONVOY_SHM";
 /// ACKNACK batching (vendored rustdds change 41): the ACKNACKs a node's readers make in one
 /// pass of its receive loop leave together, one datagram per destination node. The value is
 /// how much longer a plain acknowledgement may wait to join others: a duration (`0us`, the
@@ -79,6 +83,8 @@ pub struct TransportSettings {
     pub fragment_size: usize,
     pub window: Option<usize>,
     pub fast_push: bool,
+    /// Large samples to same-host readers through shared memory.
+    pub shm: bool,
     /// None: ACKNACKs are not batched.
     pub ack_hold: Option<Duration>,
     pub ack_ride_hold: Duration,
@@ -96,6 +102,7 @@ impl Default for TransportSettings {
             fragment_size: DEFAULT_FRAGMENT_SIZE,
             window: Some(DEFAULT_WINDOW),
             fast_push: true,
+            shm: true,
             ack_hold: Some(DEFAULT_ACK_HOLD),
             ack_ride_hold: rustdds::DEFAULT_ACK_RIDE_HOLD,
             link: None,
@@ -141,6 +148,13 @@ impl TransportSettings {
                 "on" => true,
                 "off" => false,
                 _ => return Err(error(FAST_PUSH_ENV, &v, "expected on or off")),
+            };
+        }
+        if let Some(v) = lookup(SHM_ENV) {
+            settings.shm = match v.trim().to_ascii_lowercase().as_str() {
+                "on" => true,
+                "off" => false,
+                _ => return Err(error(SHM_ENV, &v, "expected on or off")),
             };
         }
         if let Some(v) = lookup(ACK_HOLD_ENV) {
@@ -422,6 +436,9 @@ mod tests {
         assert_eq!((s.max_datagram, s.fragment_size), (65_000, 1280));
         assert_eq!(s.window, Some(8 * 1024 * 1024));
         assert!(s.fast_push);
+        assert!(s.shm);
+        assert!(!settings(&[(SHM_ENV, "off")]).expect("shm off").shm);
+        assert!(settings(&[(SHM_ENV, "maybe")]).is_err());
     }
 
     #[test]

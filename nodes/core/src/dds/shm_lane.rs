@@ -1,0 +1,238 @@
+//! The shared-memory lane of a large-sample topic `T` (images, clouds): for readers on the
+//! writer's host, the sample goes into the writer's ring ([`super::shm`]) and a small
+//! [`ShmSample`] on `T/shm` says where, with `T`'s QoS, so ordering, lockstep and history stay
+//! DDS's. Every other reader (another host, another DDS) gets `T` as before; the two never
+//! overlap, since same-host convoy endpoints of `T` do not match (vendored rustdds change 58).
+//! docs/TRANSPORT.md, "Same-host shared memory for large samples".
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use rustdds::{Timestamp, GUID};
+
+use super::shm::{self, RingReader, RingWriter, SlotRef, SHM_DIR};
+use super::subscriber::ReaderStats;
+use super::wire;
+use super::{PublishError, Publisher, Subscriber};
+use crate::messages::{Message, ShmSample};
+
+/// This process's host key and ring run name when large samples take the lane here (`CONVOY_SHM`
+/// on, the default, and /proc tells the host), read once; the dead rings of earlier processes
+/// are swept then.
+pub(super) fn lane_host() -> Option<&'static (String, String)> {
+    static HOST: std::sync::OnceLock<Option<(String, String)>> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        let on = super::TransportSettings::from_env().map_or(true, |s| s.shm);
+        let host = shm::host_key().filter(|_| on)?;
+        let run = super::run_scope::RunId::from_env()
+            .ok()
+            .flatten()
+            .map_or_else(|| "tool".to_string(), |id| id.as_str().to_string());
+        let removed = shm::sweep(std::path::Path::new(SHM_DIR), None, false);
+        if !removed.is_empty() {
+            tracing::info!(
+                "removed {} shared-memory rings of processes that died",
+                removed.len()
+            );
+        }
+        Some((host, run))
+    })
+    .as_ref()
+}
+
+/// The history depth a lane's ring must cover.
+pub(super) fn depth_of(qos: &crate::qos::EndpointQos) -> u32 {
+    match qos.history {
+        crate::qos::History::KeepLast(depth) => depth,
+        crate::qos::History::KeepAll => 32,
+    }
+}
+
+/// Message types whose samples take the lane.
+pub(super) fn rides_shm(type_name: &str) -> bool {
+    matches!(type_name, "convoy::Image" | "convoy::PointCloud")
+}
+
+/// The descriptors' topic beside `topic`.
+pub(super) fn ring_topic(topic: &str) -> String {
+    format!("{topic}/shm")
+}
+
+/// The `shm=` USER_DATA entry of a topic's ordinary endpoint (`net`) or of its descriptors'
+/// endpoint (`ring`) on host `host`.
+pub(super) fn locality(kind: &str, host: &str) -> Vec<u8> {
+    format!("shm={kind}:{host};").into_bytes()
+}
+
+/// Rings kept mapped by one reader; past this, the cache starts over (a writer that grew its
+/// ring or restarted left old ones behind).
+const MAPPED_RINGS: usize = 16;
+
+/// Slots per ring: the history depth twice over and two in flight, so a reader within its QoS
+/// history never finds its slot reused.
+fn slots_for(depth: u32) -> u32 {
+    depth.clamp(1, 64) * 2 + 2
+}
+
+/// The writing end: the ring (made on the first write, remade larger when a sample outgrows
+/// it) and the descriptors' publisher.
+pub(super) struct WriterLane {
+    descriptors: Publisher<ShmSample>,
+    ring: Option<RingWriter>,
+    run: String,
+    topic: String,
+    slots: u32,
+    rings_made: u32,
+}
+
+impl WriterLane {
+    pub(super) fn new(
+        descriptors: Publisher<ShmSample>,
+        run: &str,
+        topic: &str,
+        depth: u32,
+    ) -> Self {
+        WriterLane {
+            descriptors,
+            ring: None,
+            run: run.to_string(),
+            topic: topic.to_string(),
+            slots: slots_for(depth),
+            rings_made: 0,
+        }
+    }
+
+    pub(super) fn descriptors(&self) -> &Publisher<ShmSample> {
+        &self.descriptors
+    }
+
+    /// Whether a same-host reader is matched (then [`WriterLane::write`] is worth it).
+    pub(super) fn wanted(&self) -> bool {
+        self.descriptors.matched_readers() > 0
+    }
+
+    /// Puts `message` in the ring and tells the same-host readers where.
+    pub(super) fn write<M: Message>(&mut self, message: &M) -> Result<(), PublishError> {
+        let topic = &self.topic;
+        let bytes = wire::encode(message).map_err(|e| PublishError::Encode {
+            topic: topic.clone(),
+            reason: e.to_string(),
+        })?;
+        let fits = self
+            .ring
+            .as_ref()
+            .is_some_and(|r| r.slot_size() >= bytes.len());
+        if !fits {
+            self.rings_made += 1;
+            let name = shm::ring_name(&self.run, &format!("{topic}-{}", self.rings_made));
+            // A little room to grow: an image's size is fixed, a cloud's varies per scan.
+            let size = bytes.len() + bytes.len() / 8 + 64;
+            let ring = RingWriter::create(std::path::Path::new(SHM_DIR), &name, self.slots, size)
+                .map_err(|e| PublishError::Dds {
+                topic: topic.clone(),
+                reason: e.to_string(),
+            })?;
+            self.ring = Some(ring);
+        }
+        let Some(ring) = self.ring.as_mut() else {
+            return Ok(());
+        };
+        let at = ring.write(&bytes).map_err(|e| PublishError::Dds {
+            topic: topic.clone(),
+            reason: e.to_string(),
+        })?;
+        let name = ring
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.descriptors.write(ShmSample {
+            ring: name,
+            slot: at.slot,
+            seq: at.seq,
+            len: at.len,
+        })
+    }
+}
+
+/// A sample read from the lane: the value, its source time and its writer (the descriptors').
+pub(super) type LaneSample<M> = (M, Option<Timestamp>, GUID);
+
+/// The reading end: the descriptors' subscriber and the rings it has mapped.
+pub(super) struct ReaderLane {
+    pub(super) descriptors: Subscriber<ShmSample>,
+    rings: HashMap<String, RingReader>,
+}
+
+impl ReaderLane {
+    pub(super) fn new(descriptors: Subscriber<ShmSample>) -> Self {
+        ReaderLane {
+            descriptors,
+            rings: HashMap::new(),
+        }
+    }
+
+    /// Takes up to `max` samples that are there now. A descriptor whose slot was reused before
+    /// it was read counts as lost; one that names no readable ring, or whose bytes do not
+    /// decode, as a decode error (logged by `log`).
+    pub(super) fn take<M: Message>(
+        &mut self,
+        max: usize,
+        stats: &ReaderStats,
+        mut log: impl FnMut(&str),
+        out: &mut Vec<LaneSample<M>>,
+    ) {
+        for got in self.descriptors.take(max) {
+            let d = got.value;
+            // Only a plain convoy ring name under /dev/shm: a descriptor names no other file.
+            if !d.ring.starts_with("convoy-") || d.ring.contains('/') || d.ring.len() > 255 {
+                stats.decode_errors.fetch_add(1, Ordering::Relaxed);
+                log(&format!("descriptor names '{}', not a convoy ring", d.ring));
+                continue;
+            }
+            if !self.rings.contains_key(&d.ring) {
+                if self.rings.len() >= MAPPED_RINGS {
+                    self.rings.clear();
+                }
+                match RingReader::open(&std::path::Path::new(SHM_DIR).join(&d.ring)) {
+                    Ok(ring) => {
+                        self.rings.insert(d.ring.clone(), ring);
+                    }
+                    Err(e) => {
+                        stats.decode_errors.fetch_add(1, Ordering::Relaxed);
+                        log(&e.to_string());
+                        continue;
+                    }
+                }
+            }
+            let Some(ring) = self.rings.get(&d.ring) else {
+                continue;
+            };
+            let at = SlotRef {
+                slot: d.slot,
+                seq: d.seq,
+                len: d.len,
+            };
+            match ring.read(at, |bytes| {
+                wire::decode::<M>(
+                    M::TYPE_NAME,
+                    bytes,
+                    rustdds::RepresentationIdentifier::CDR_LE,
+                )
+            }) {
+                Ok(Ok(value)) => out.push((value, got.source_timestamp, got.writer)),
+                Ok(Err(e)) => {
+                    stats.decode_errors.fetch_add(1, Ordering::Relaxed);
+                    log(&e.to_string());
+                }
+                Err(shm::ShmError::Overwritten { .. }) => {
+                    stats.lost.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    stats.decode_errors.fetch_add(1, Ordering::Relaxed);
+                    log(&e.to_string());
+                }
+            }
+        }
+    }
+}
