@@ -245,10 +245,24 @@ impl RingWriter {
 
     /// Copies `payload` into the next slot and says where it lies.
     pub fn write(&mut self, payload: &[u8]) -> Result<SlotRef, ShmError> {
-        if payload.len() > self.geometry.slot_size || payload.len() > u32::MAX as usize {
+        self.write_with(payload.len(), |slot| {
+            slot.copy_from_slice(payload);
+            true
+        })
+    }
+
+    /// Lets `fill` write `len` bytes straight into the next slot (no buffer in between) and
+    /// says where they lie; `fill` returning false leaves the slot unpublished (stale to any
+    /// descriptor) and is an error.
+    pub fn write_with(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> bool,
+    ) -> Result<SlotRef, ShmError> {
+        if len > self.geometry.slot_size || len > u32::MAX as usize {
             return Err(ShmError::TooLarge {
                 path: self.path.clone(),
-                len: payload.len(),
+                len,
                 size: self.geometry.slot_size,
             });
         }
@@ -259,24 +273,25 @@ impl RingWriter {
         sequence.store(seq - 1, Ordering::Relaxed);
         // Readers that load the odd sequence, or a later one, see the slot as busy.
         fence(Ordering::Release);
-        self.map
-            .word(at + 8)
-            .store(payload.len() as u64, Ordering::Relaxed);
+        self.map.word(at + 8).store(len as u64, Ordering::Relaxed);
         // SAFETY: the payload area of this slot, in bounds (len <= slot_size), written only by
-        // this writer; readers never trust it without the sequence check around their copy.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                payload.as_ptr(),
-                self.map.ptr.add(at + SLOT_HEAD),
-                payload.len(),
-            );
+        // this writer (one RingWriter per file, `&mut self`); readers never trust it without
+        // the sequence check around their read.
+        let slot_bytes =
+            unsafe { std::slice::from_raw_parts_mut(self.map.ptr.add(at + SLOT_HEAD), len) };
+        self.writes += 1;
+        if !fill(slot_bytes) {
+            // Left odd: busy to every reader, and the next write of this slot moves past it.
+            return Err(ShmError::Io {
+                path: self.path.clone(),
+                message: "the sample could not be written into its slot".into(),
+            });
         }
         sequence.store(seq, Ordering::Release);
-        self.writes += 1;
         Ok(SlotRef {
             slot,
             seq,
-            len: payload.len() as u32,
+            len: len as u32,
         })
     }
 }

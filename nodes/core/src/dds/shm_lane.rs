@@ -114,19 +114,16 @@ impl WriterLane {
     /// Puts `message` in the ring and tells the same-host readers where.
     pub(super) fn write<M: Message>(&mut self, message: &M) -> Result<(), PublishError> {
         let topic = &self.topic;
-        let bytes = wire::encode(message).map_err(|e| PublishError::Encode {
+        let len = wire::encoded_len(message).map_err(|e| PublishError::Encode {
             topic: topic.clone(),
             reason: e.to_string(),
         })?;
-        let fits = self
-            .ring
-            .as_ref()
-            .is_some_and(|r| r.slot_size() >= bytes.len());
+        let fits = self.ring.as_ref().is_some_and(|r| r.slot_size() >= len);
         if !fits {
             self.rings_made += 1;
             let name = shm::ring_name(&self.run, &format!("{topic}-{}", self.rings_made));
             // A little room to grow: an image's size is fixed, a cloud's varies per scan.
-            let size = bytes.len() + bytes.len() / 8 + 64;
+            let size = len + len / 8 + 64;
             let ring = RingWriter::create(std::path::Path::new(SHM_DIR), &name, self.slots, size)
                 .map_err(|e| PublishError::Dds {
                 topic: topic.clone(),
@@ -137,10 +134,13 @@ impl WriterLane {
         let Some(ring) = self.ring.as_mut() else {
             return Ok(());
         };
-        let at = ring.write(&bytes).map_err(|e| PublishError::Dds {
-            topic: topic.clone(),
-            reason: e.to_string(),
-        })?;
+        // Encoded straight into the slot: no buffer and copy of a 4 MB image in between.
+        let at = ring
+            .write_with(len, |slot| wire::encode_into(message, slot).is_ok())
+            .map_err(|e| PublishError::Dds {
+                topic: topic.clone(),
+                reason: e.to_string(),
+            })?;
         let name = ring
             .path()
             .file_name()

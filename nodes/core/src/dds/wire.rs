@@ -77,6 +77,20 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, cdr_encoding::Error> {
     cdr_encoding::to_vec_with_size_hint::<T, LittleEndian>(value, counter.0)
 }
 
+/// The length of `value` as little-endian CDR ([`encode`]'s first pass).
+pub fn encoded_len<T: Serialize>(value: &T) -> Result<usize, cdr_encoding::Error> {
+    let mut counter = ByteCounter(0);
+    cdr_encoding::to_writer::<T, LittleEndian, _>(&mut counter, value)?;
+    Ok(counter.0)
+}
+
+/// Encodes `value` as little-endian CDR straight into `out` (exactly [`encoded_len`] bytes),
+/// as a shared-memory slot takes it without a buffer in between.
+pub fn encode_into<T: Serialize>(value: &T, out: &mut [u8]) -> Result<(), cdr_encoding::Error> {
+    let mut cursor = std::io::Cursor::new(out);
+    cdr_encoding::to_writer::<T, LittleEndian, _>(&mut cursor, value)
+}
+
 /// An `io::Write` that keeps only the number of bytes written.
 struct ByteCounter(usize);
 
