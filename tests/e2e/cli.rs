@@ -81,6 +81,10 @@ fn bad_input_gets_clear_errors() {
             "launch_agent_role.toml:9: role and capacity belong to sensor nodes",
         ),
         (
+            "launch tests/fixtures/launch_adapter.toml --check",
+            "launch_adapter.toml:11: unknown variant `tpu`, expected one of `auto`, `gpu`, `cpu`",
+        ),
+        (
             "launch tests/fixtures/launch_typo.toml --check",
             "launch_typo.toml:3: unknown field `duraton`",
         ),
@@ -372,6 +376,35 @@ fn bench_sensors_measures_every_kind_end_to_end_and_writes_csv() {
         let per_s: f64 = row[3].parse().expect("samples/s");
         let p50: f64 = row[5].parse().expect("p50");
         assert!(per_s > 0.0 && p50 > 0.0, "{text}");
+    }
+    // Beside it, where the sensor node's time went: every stage of the camera's images and of
+    // its frames, from its NodeStatus counters.
+    let stages_csv = csv.with_file_name("sensors_stages.csv");
+    let header = "config,sensor_nodes,node,scope,stage,count,p50_ms,p99_ms,mean_ms,total_s";
+    let (text, rows) = read_csv(&stages_csv, header);
+    let stages_of = |config: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r[0] == config)
+            .map(|r| format!("{} {}", r[3], r[4]))
+            .collect()
+    };
+    let frame = ["states", "dispatch", "images", "frame", "barrier"].map(|s| format!("frame {s}"));
+    let camera =
+        ["submit", "queue", "gpu", "map", "convert", "publish"].map(|s| format!("64x48 {s}"));
+    let both: Vec<String> = camera.iter().chain(&frame).cloned().collect();
+    assert_eq!(stages_of("64x48, 2 agents"), both, "{text}");
+    assert_eq!(stages_of("2 agents @100 Hz"), frame, "{text}");
+    for row in &rows {
+        assert_eq!(
+            (row[1].as_str(), row[2].as_str()),
+            ("1", "sensor/main"),
+            "{text}"
+        );
+        // Two cameras, or the frames, of 200 (the first may come before the bench's reader).
+        let count: u64 = row[5].parse().expect("count");
+        let p50: f64 = row[6].parse().expect("p50");
+        let p99: f64 = row[7].parse().expect("p99");
+        assert!(count >= 150 && p50 >= 0.0 && p99 >= p50, "{text}");
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,8 +18,8 @@ use convoy_core::qos::QosSet;
 use convoy_core::topics;
 use convoy_tests::files::{fresh_dir, read_state_log, write_file};
 use convoy_tests::{
-    convoy_on, convoy_run, domain, find_node_process, run_ok, sigkill, take_turn, wait_for_line,
-    wait_nodes_gone, wait_until, watchdog, ChildGuard,
+    convoy, convoy_on, convoy_run, domain, find_node_process, run_ok, sigkill, take_turn,
+    wait_for_line, wait_nodes_gone, wait_until, watchdog, workspace_bin, ChildGuard,
 };
 
 /// Two cars on a straight road, the lead 20 m ahead; ego carries a GNSS at 10 Hz (every second
@@ -576,4 +576,82 @@ fn a_front_camera_publishes_what_it_sees_and_echo_saves_it_as_png() {
     assert!(px[2] > px[0] && px[2] > px[1], "centre colour {px:?}");
     // The top row is sky.
     assert_eq!(cl.data[80], 0, "top row is not sky");
+}
+
+/// `--adapter` picks the cameras' graphics adapter, and the node names the one it took at start
+/// (`camera adapter: NAME (BACKEND, TYPE)`): `--adapter gpu` where there is no GPU stops the node
+/// at once with what it found and no panic (where there is one, it is named); a launch file's
+/// sensor node with `adapter = "cpu"` renders on the CPU (lavapipe) and publishes.
+#[test]
+fn the_camera_adapter_is_chosen_named_at_start_and_a_missing_gpu_is_a_clear_error() {
+    watchdog("camera adapter", Duration::from_secs(240));
+    let _turn = take_turn();
+    let d = domain::SENSORS_ADAPTER;
+    let (dir, path) = scratch_scenario("adapter", CAMERA_SCENARIO);
+
+    // gpu, from the node's command line; it stops before it would need a coordinator.
+    let mut gpu = ChildGuard::spawn(
+        "convoy-sensor --adapter gpu",
+        Command::new(workspace_bin("convoy-sensor"))
+            .arg(&path)
+            .args(["--domain", &d.to_string(), "--adapter", "gpu"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let lines = gpu.all_lines();
+    let said = wait_for_line(&lines, Duration::from_secs(60), "the adapter", |l| {
+        l.starts_with("camera adapter: ") || l.starts_with("error: --adapter")
+    });
+    if said.starts_with("error: ") {
+        assert!(
+            said.starts_with(
+                "error: --adapter gpu: no hardware (GPU) adapter for the camera; found: "
+            ),
+            "{said}"
+        );
+        let status = gpu.wait_for_exit(Duration::from_secs(30));
+        assert!(status.is_some_and(|s| !s.success()), "{status:?}");
+        let rest: Vec<String> = lines.try_iter().collect();
+        assert!(!rest.iter().any(|l| l.contains("panicked")), "{rest:?}");
+    } else {
+        let hardware = ["DiscreteGpu)", "IntegratedGpu)", "VirtualGpu)"];
+        assert!(hardware.iter().any(|t| said.ends_with(t)), "{said}");
+    }
+    gpu.stop(Duration::from_secs(10));
+
+    // cpu, from a launch file: lavapipe renders, and the camera's images come.
+    let launch = write_file(
+        &dir,
+        "adapter_launch.toml",
+        &format!(
+            "[run]\ndomain = {d}\nscenario = \"{}\"\n\n\
+             [[nodes]]\nkind = \"coordinator\"\nhost = \"local\"\n\n\
+             [[nodes]]\nkind = \"agent\"\nhost = \"local\"\n\n\
+             [[nodes]]\nkind = \"sensor\"\nhost = \"local\"\nadapter = \"cpu\"\n",
+            path.display()
+        ),
+    );
+    let n = node(d);
+    let mut rgb: Subscriber<Image> = sub(&n, "front");
+    let (mut run, lines) = ChildGuard::spawn_with_stdout(
+        "convoy launch",
+        convoy()
+            .arg("launch")
+            .arg(&launch)
+            .args(["--duration", "600"]),
+    );
+    let said = wait_for_line(&lines, Duration::from_secs(90), "the adapter", |l| {
+        l.contains("camera adapter: ")
+    });
+    assert!(
+        said.contains("sensor/main] camera adapter: ") && said.ends_with(", Cpu)"),
+        "{said}"
+    );
+    let image = rgb.take_wait(1, Duration::from_secs(60)).pop();
+    run.stop(Duration::from_secs(15));
+    let image = image.expect("an image from the cpu adapter").value;
+    assert_eq!(
+        (image.encoding.as_str(), image.width, image.height),
+        ("rgb8", 160, 120)
+    );
 }

@@ -122,6 +122,7 @@ pub mod domain {
     pub const ROS2_LOCALISE_ROS: u32 = 111;
     pub const SHM_LANE: u32 = 112;
     pub const SHM_KILL: u32 = 113;
+    pub const SENSORS_ADAPTER: u32 = 120;
 }
 
 /// The repository root (this crate lives in `tests/`).

@@ -459,7 +459,12 @@ pub struct SensorsBenchArgs {
     /// `bench lockstep --world`) instead of the flat ring
     #[arg(long, value_name = "SCENARIO")]
     pub world: Option<PathBuf>,
-    /// Write the results as CSV (sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms)
+    /// The sensor nodes' camera adapter: auto (a GPU when there is one), gpu or cpu (lavapipe)
+    #[arg(long, value_enum, default_value = "auto")]
+    pub adapter: crate::launch::CameraAdapter,
+    /// Write the results as CSV (sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms),
+    /// and each sensor node's stage times beside it (OUT_stages.csv: config,sensor_nodes,node,
+    /// scope,stage,count,p50_ms,p99_ms,mean_ms,total_s)
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

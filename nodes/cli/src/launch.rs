@@ -28,6 +28,7 @@
 //! name = "main"                          # sensor nodes: assignments and pins name it
 //! role = "main"                          # main (beside the coordinator) or client
 //! capacity = 1.0                         # optional; how much sensor load it takes
+//! adapter = "auto"                       # optional; cameras on "gpu", "cpu" (lavapipe) or auto
 //!
 //! [[nodes]]
 //! kind = "bridge"
@@ -66,8 +67,8 @@ use convoy_core::scenario::{ClockMode, Exchange, Scenario};
 use crate::grouping::AgentsPerProcess;
 pub use crate::host::HostAddress;
 pub use crate::launch_nodes::{
-    parse_bind, BridgeNodeLaunch, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
-    DEFAULT_VIEW_BIND,
+    parse_bind, BridgeNodeLaunch, CameraAdapter, RecordNodeLaunch, SensorNodeLaunch,
+    ViewNodeLaunch, DEFAULT_VIEW_BIND,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -166,6 +167,8 @@ pub struct NodeSpec {
     pub role: Option<SensorNodeRole>,
     /// sensor nodes: capacity (default 1.0).
     pub capacity: Option<f64>,
+    /// sensor nodes: the graphics adapter of their cameras (default auto).
+    pub adapter: Option<CameraAdapter>,
     /// record nodes: the file to write (relative to the launch file).
     pub out: Option<PathBuf>,
     /// record nodes: topic patterns (default: every convoy topic).
@@ -278,6 +281,9 @@ impl LaunchFile {
                     kind_line,
                 ));
             }
+            if node.adapter.is_some() && node.kind != NodeKind::Sensor {
+                return Err(misplaced("adapter belongs to sensor nodes", kind_line));
+            }
             let named = matches!(
                 node.kind,
                 NodeKind::Sensor | NodeKind::Bridge | NodeKind::Record | NodeKind::Foxglove
@@ -372,6 +378,7 @@ impl LaunchFile {
                         name,
                         role,
                         capacity,
+                        adapter: node.adapter.unwrap_or_default(),
                         host: node.host.clone(),
                     });
                 }

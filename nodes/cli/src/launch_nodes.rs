@@ -12,6 +12,8 @@ pub struct SensorNodeLaunch {
     pub name: String,
     pub role: SensorNodeRole,
     pub capacity: f64,
+    /// Which graphics adapter renders its cameras (`convoy-sensor --adapter`).
+    pub adapter: CameraAdapter,
     /// Host name.
     pub host: String,
 }
@@ -23,7 +25,43 @@ impl SensorNodeLaunch {
             name,
             role,
             capacity: 1.0,
+            adapter: CameraAdapter::Auto,
             host: "local".into(),
+        }
+    }
+}
+
+/// Which graphics adapter a sensor node renders its cameras on: `convoy-sensor --adapter`
+/// (the sensor node's `AdapterChoice`), a launch file's sensor node `adapter`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum CameraAdapter {
+    /// A GPU when there is one, otherwise the CPU (Mesa's lavapipe).
+    #[default]
+    Auto,
+    /// A hardware adapter (discrete, integrated or virtual GPU); none is an error.
+    Gpu,
+    /// The CPU (lavapipe).
+    Cpu,
+}
+
+impl CameraAdapter {
+    /// The value `convoy-sensor --adapter` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CameraAdapter::Auto => "auto",
+            CameraAdapter::Gpu => "gpu",
+            CameraAdapter::Cpu => "cpu",
         }
     }
 }

@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use crate::launch::{
-    BridgeNodeLaunch, HostAddress, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
+    BridgeNodeLaunch, CameraAdapter, HostAddress, RecordNodeLaunch, SensorNodeLaunch,
+    ViewNodeLaunch,
 };
 use anyhow::{bail, Result};
 use convoy_core::dds::run_scope::{RunId, RUN_ID_ENV};
@@ -181,7 +182,7 @@ pub fn scenario_nodes(
     if !sensors.is_empty() {
         let sensor_bin = sibling_binary("convoy-sensor")?;
         for s in sensors {
-            let own = vec![
+            let mut own = vec![
                 "--name".into(),
                 s.name.clone(),
                 "--role".into(),
@@ -189,6 +190,9 @@ pub fn scenario_nodes(
                 "--capacity".into(),
                 s.capacity.to_string(),
             ];
+            if s.adapter != CameraAdapter::Auto {
+                own.extend(["--adapter".into(), s.adapter.as_str().into()]);
+            }
             nodes.push(place(NodeId::sensor(&s.name), &sensor_bin, node_args(own)));
         }
     }

@@ -13,6 +13,7 @@
 //! - [`camera`]: off-screen wgpu rendering (colour, depth, semantic classes).
 //! - [`sampling`]: one sample of a sensor for a frame: which model its kind runs, with what
 //!   noise, stamped how.
+//! - [`stages`]: where a camera image's time goes, stage by stage (NodeStatus counters).
 //! - [`node`]: the DDS loop of a sensor node (`convoy-sensor`) that ties these together.
 
 pub mod camera;
@@ -22,6 +23,7 @@ pub mod models;
 pub mod node;
 pub mod noise;
 pub mod sampling;
+pub mod stages;
 
 pub use convoy_core::schedule::{ScheduleError, SensorSchedule};
 pub use dispatcher::{Dispatcher, DispatcherError, DropCounts, PublisherId};

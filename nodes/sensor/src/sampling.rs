@@ -4,17 +4,20 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use convoy_core::messages::{
     AgentState, GnssFix, Image, Imu, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
 };
 use convoy_core::scenario::{Scenario, SensorKind, SensorSpec};
 
-use crate::camera::{CameraError, CameraImages, CameraParams, CameraScene, PendingFrame, Renderer};
+use crate::camera::{CameraError, CameraParams, CameraScene, PendingFrame, RawImages, Renderer};
 use crate::lidar::{LidarParams, LidarScene};
 
 use crate::models::{self, GnssSigma, ImuSigma, RadarSigma};
 use crate::noise::Noise;
+use crate::stages::{ImageStage, StageTimes};
 
 /// Default noise of each model (scaled by the sensor's `noise`): a consumer-grade MEMS IMU,
 /// a standard (non-RTK) GNSS receiver, an automotive radar.
@@ -43,8 +46,9 @@ pub enum Sample {
     Odometry(Odometry),
     Radar(RadarScan),
     Lidar(PointCloud),
-    /// Colour, and depth / semantic classes when the sensor asks for them: rendered, and
-    /// being read back until [`Sample::into_messages`] (the publishing job calls it).
+    /// Colour, and depth / semantic classes when the sensor asks for them: recorded, rendered
+    /// once the rig is flushed, and read back until [`Sample::into_messages`] (the publishing
+    /// job calls it).
     Camera(Box<CameraSample>),
 }
 
@@ -69,19 +73,26 @@ pub struct CameraSample {
     header: SensorHeader,
     depth: bool,
     semantic: bool,
+    /// Width and height, and where the stage times go.
+    size: (u32, u32),
+    stages: Arc<StageTimes>,
 }
 
 impl CameraSample {
     /// Waits for the read-back and makes the frame's images, in catalogue order: rgb8, then
     /// 32FC1 depth and mono8 classes when the sensor asks for them.
     fn finish(self) -> Result<Vec<Option<AnyMessage>>, CameraError> {
-        let CameraImages {
-            width,
-            height,
-            rgb,
-            depth,
-            class,
-        } = self.pending.wait()?;
+        let started = Instant::now();
+        let (
+            RawImages {
+                width,
+                height,
+                rgb,
+                depth,
+                class,
+            },
+            times,
+        ) = self.pending.wait_raw()?;
         let image = |encoding: &str, step: u32, data: Vec<u8>| -> AnyMessage {
             Box::new(Image {
                 header: self.header.clone(),
@@ -92,19 +103,44 @@ impl CameraSample {
                 data,
             })
         };
-        let depth = self.depth.then(|| {
-            let bytes = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
-            image("32FC1", width * 4, bytes)
-        });
+        let depth = self.depth.then(|| image("32FC1", width * 4, depth));
         let semantic = self.semantic.then(|| image("mono8", width, class));
-        Ok(vec![Some(image("rgb8", width * 3, rgb)), depth, semantic])
+        let messages = vec![Some(image("rgb8", width * 3, rgb)), depth, semantic];
+        let stage = |stage, d| self.stages.image(self.size, stage, d);
+        // The job waited for a publishing thread from the submission on (0: it was there first).
+        let queued = times
+            .submitted
+            .map_or(Duration::ZERO, |at| started.saturating_duration_since(at));
+        stage(ImageStage::Submit, times.submit);
+        stage(ImageStage::Queue, queued);
+        stage(ImageStage::Gpu, times.gpu);
+        stage(ImageStage::Map, times.map);
+        stage(ImageStage::Convert, times.convert);
+        Ok(messages)
     }
 }
 
-/// The renderer and what it draws, one per sensor node.
+/// The renderer and what it draws, one per sensor node, and where its stage times go.
 pub struct CameraRig {
     pub renderer: Renderer,
     pub scene: CameraScene,
+    pub stages: Arc<StageTimes>,
+}
+
+impl CameraRig {
+    pub fn new(renderer: Renderer, scene: CameraScene) -> CameraRig {
+        CameraRig {
+            renderer,
+            scene,
+            stages: Arc::default(),
+        }
+    }
+
+    /// Sends the camera frames [`make_sample`] recorded to the device, all in one submission:
+    /// their samples' images come once this ran (call it before waiting for them).
+    pub fn flush(&mut self) -> Result<usize, CameraError> {
+        self.renderer.flush()
+    }
 }
 
 impl Sample {
@@ -122,6 +158,14 @@ impl Sample {
             Sample::Lidar(m) => one(m),
             Sample::Camera(pending) => pending.finish()?,
         })
+    }
+
+    /// A camera sample's stage times and image size (the publish job adds its writes).
+    pub fn camera_stages(&self) -> Option<(Arc<StageTimes>, (u32, u32))> {
+        match self {
+            Sample::Camera(c) => Some((Arc::clone(&c.stages), c.size)),
+            _ => None,
+        }
     }
 
     pub fn header(&self) -> &SensorHeader {
@@ -172,7 +216,9 @@ fn scaled_radar(s: RadarSigma, k: f64) -> RadarSigma {
 
 /// The sample of sensor `spec` on agent `agent` for the input's frame, or None for a kind
 /// this runtime does not make. The noise stream is derived from the scenario seed, the sensor
-/// and the frame, so a sample is the same whichever node makes it (failover included).
+/// and the frame, so a sample is the same whichever node makes it (failover included). A
+/// camera's frame is only recorded: [`CameraRig::flush`] sends it (with the other cameras made
+/// since) to the device, before its messages are taken.
 pub fn make_sample(
     scenario: &Scenario,
     agent: &str,
@@ -244,13 +290,21 @@ pub fn make_sample(
             let mut rig = rig.borrow_mut();
             rig.scene
                 .place(std::iter::once(input.own).chain(input.others.iter()));
-            let CameraRig { renderer, scene } = &mut *rig;
-            match renderer.submit(scene, input.own, &params) {
+            let CameraRig {
+                renderer,
+                scene,
+                stages,
+            } = &mut *rig;
+            // Recorded only: the node flushes once every sample of the frame is made, so the
+            // frame's cameras go to the device in one submission (CameraRig::flush).
+            match renderer.record(scene, input.own, &params) {
                 Ok(pending) => Sample::Camera(Box::new(CameraSample {
+                    size: pending.size(),
                     pending,
                     header,
                     depth: spec.depth,
                     semantic: spec.semantic,
+                    stages: Arc::clone(stages),
                 })),
                 Err(e) => {
                     tracing::warn!("{agent}/{}: frame {}: {e}", spec.id, input.tick.frame);

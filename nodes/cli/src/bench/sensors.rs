@@ -16,7 +16,8 @@ use crate::launch::{HostAddress, SensorNodeLaunch};
 use anyhow::{bail, Context, Result};
 use convoy_core::dds::{Node, Subscriber, WaitSet};
 use convoy_core::messages::{
-    GnssFix, Image, Imu, Message, Odometry, PointCloud, RadarScan, SensorHeader, Tick,
+    Counter, GnssFix, Image, Imu, Message, NodeStatus, Odometry, PointCloud, RadarScan,
+    SensorHeader, Tick,
 };
 use convoy_core::node::SensorNodeRole;
 use convoy_core::qos::{QosSet, QosSpec};
@@ -24,6 +25,7 @@ use convoy_core::scenario::{Distribution, SensorKind, SensorSpec};
 use convoy_core::topics;
 
 use super::lockstep::{ring_scenario, world_scenario};
+use super::sensor_stages::{self, StageRow};
 use super::{per_second, write_csv, ScratchDir, Stats};
 use crate::args::{check_each, check_range, RunArgs, SensorsBenchArgs};
 use crate::graph::run_until_done;
@@ -249,12 +251,22 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
     let stop = stop_flag()?;
     let qos_set = crate::load_qos(qos)?;
     let mut rows = Vec::new();
+    let mut stage_rows = Vec::new();
     println!(
         "{:<9} {:<22} {:>6} {:>10} {:>11} {:>8} {:>8}",
         "sensor", "config", "nodes", "samples/s", "points/s", "p50 ms", "p99 ms"
     );
     for setup in &setups {
-        measure(domain, qos, args, setup, &qos_set, &stop, &mut rows)?;
+        measure(
+            domain,
+            qos,
+            args,
+            setup,
+            &qos_set,
+            &stop,
+            &mut rows,
+            &mut stage_rows,
+        )?;
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -262,9 +274,17 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &SensorsBenchArgs) -> Resul
     if let Some(out) = &args.out {
         write_csv(out, CSV_HEADER, rows)?;
         println!("wrote {}", out.display());
+        if !stage_rows.is_empty() {
+            let path = sensor_stages::csv_path(out);
+            write_csv(&path, sensor_stages::CSV_HEADER, stage_rows)?;
+            println!("wrote {}", path.display());
+        }
     }
     Ok(())
 }
+
+/// Each sensor node's last NodeStatus counters, by node id.
+type SensorCounters = std::collections::BTreeMap<String, Vec<Counter>>;
 
 /// What one bench configuration carries.
 struct Setup {
@@ -285,7 +305,8 @@ fn parse_resolution(s: &str) -> Result<(u32, u32)> {
 }
 
 /// Runs one setup with each number of sensor nodes, printing a row per kind and collecting it
-/// as a CSV record.
+/// as a CSV record, and each sensor node's stage times (`stage_rows`, CSV records).
+#[allow(clippy::too_many_arguments)]
 fn measure(
     domain: u32,
     qos: Option<&QosSpec>,
@@ -294,6 +315,7 @@ fn measure(
     qos_set: &Arc<QosSet>,
     stop: &Arc<AtomicBool>,
     rows: &mut Vec<Vec<String>>,
+    stage_rows: &mut Vec<Vec<String>>,
 ) -> Result<()> {
     let dir = ScratchDir::new("convoy-bench-sensors")?;
     let (plain, lidar, camera) = (setup.plain.as_slice(), setup.lidar, setup.camera);
@@ -307,6 +329,8 @@ fn measure(
         // This process is the consumer: its readers exist before the graph starts.
         let node = Node::new(domain, "bench/sensors", Arc::clone(qos_set))?;
         let mut clock: Subscriber<Tick> = node.subscriber(&topics::clock())?;
+        // The sensor nodes' NodeStatus: their last beat carries their stage times.
+        let mut statuses: Subscriber<NodeStatus> = node.subscriber(&topics::nodes())?;
         let mut probes: Vec<Box<dyn Drain + Send>> = Vec::new();
         if lidar.is_some() {
             if let Some(first) = scenario.agent_ids().first() {
@@ -331,9 +355,11 @@ fn measure(
         let reader_done = Arc::clone(&done);
         let reader = std::thread::Builder::new()
             .name("bench-consumer".into())
-            .spawn(move || -> Result<Vec<Tally>> {
+            .spawn(move || -> Result<(Vec<Tally>, SensorCounters)> {
                 let mut ws = WaitSet::new()?;
                 let clock_token = clock.attach(&mut ws)?;
+                let status_token = statuses.attach(&mut ws)?;
+                let mut counters = SensorCounters::new();
                 for p in probes.iter_mut() {
                     p.attach(&mut ws)?;
                 }
@@ -351,6 +377,13 @@ fn measure(
                     for p in probes.iter_mut() {
                         p.drain(&ticks, &mut tallies);
                     }
+                    if ws.ready(status_token) {
+                        for s in statuses.take(256) {
+                            if s.value.node_id.starts_with("sensor/") {
+                                counters.insert(s.value.node_id, s.value.counters);
+                            }
+                        }
+                    }
                     // Ticks older than a second of frames are no longer needed.
                     if ticks.len() > 4096 {
                         let keep = ticks.keys().nth(ticks.len() - 2048).copied();
@@ -362,7 +395,7 @@ fn measure(
                         let until =
                             *drain_until.get_or_insert(Instant::now() + Duration::from_millis(500));
                         if Instant::now() > until {
-                            return Ok(tallies);
+                            return Ok((tallies, counters));
                         }
                     }
                 }
@@ -373,6 +406,10 @@ fn measure(
             .map(|i| match i {
                 0 => SensorNodeLaunch::local("main".into(), SensorNodeRole::Main),
                 _ => SensorNodeLaunch::local(format!("c{i}"), SensorNodeRole::Client),
+            })
+            .map(|node| SensorNodeLaunch {
+                adapter: args.adapter,
+                ..node
             })
             .collect();
         let run_args = RunArgs {
@@ -406,7 +443,7 @@ fn measure(
         );
         let outcome = run_until_done(&nodes, "coordinator", stop, false, |_| {});
         done.store(true, Ordering::Relaxed);
-        let tallies = reader
+        let (tallies, counters) = reader
             .join()
             .map_err(|_| anyhow::anyhow!("the consumer thread panicked"))??;
         outcome?;
@@ -441,6 +478,20 @@ fn measure(
                 format!("{p50:.4}"),
                 format!("{p99:.4}"),
             ]);
+        }
+        // Where each sensor node's time went (its last NodeStatus beat).
+        let stage_config = match camera {
+            Some((w, h)) => format!("{w}x{h}, {} agents", args.agents),
+            None => config.clone(),
+        };
+        for (node_id, node_counters) in &counters {
+            let stages: Vec<StageRow> = sensor_stages::rows_of(node_id, node_counters);
+            sensor_stages::print(&format!("{node_id} ({count} node(s))"), &stages);
+            stage_rows.extend(
+                stages
+                    .iter()
+                    .map(|r| sensor_stages::csv(&stage_config, count, r)),
+            );
         }
         if stop.load(Ordering::Relaxed) {
             break;

@@ -7,9 +7,12 @@
 //!
 //! [`CameraScene`] is the data (boxes as instances of one unit cube, built from the scenario,
 //! agents moved to each frame's states); [`Renderer`] owns the GPU objects and renders a
-//! [`CameraParams`] view of a scene. It works on any wgpu adapter, Mesa's lavapipe (CPU)
-//! included; with none, creating it fails with what to install. Rendering uses no randomness, so
-//! a frame renders the same every time on a given backend.
+//! [`CameraParams`] view of a scene: [`Renderer::record`] each camera of a frame, then
+//! [`Renderer::flush`] sends them to the device in one submission, and the renderer's read-back
+//! thread hands each [`PendingFrame`] its images. It works on any wgpu adapter, Mesa's lavapipe
+//! (CPU) included, picked by [`AdapterChoice`]; with none, creating it fails with what to
+//! install. Rendering uses no randomness, so a frame renders the same every time on a given
+//! backend, alone or with others in a submission.
 
 use std::collections::BTreeMap;
 
@@ -52,6 +55,19 @@ pub enum CameraError {
          install mesa-vulkan-drivers libvulkan1) or a GPU driver ({0})"
     )]
     NoAdapter(String),
+    #[error(
+        "--adapter {choice}: no {} adapter for the camera; found: {found}{}",
+        match choice { AdapterChoice::Cpu => "CPU (software)", _ => "hardware (GPU)" },
+        match choice {
+            AdapterChoice::Cpu => " (install Mesa's Vulkan drivers for lavapipe: apt-get install \
+                                  mesa-vulkan-drivers libvulkan1)",
+            _ => " (use --adapter auto or cpu to render on the CPU)",
+        }
+    )]
+    NoAdapterOfKind {
+        choice: AdapterChoice,
+        found: String,
+    },
     #[error("cannot open the graphics device: {0}")]
     Device(String),
     #[error("reading the rendered image back failed: {0}")]
@@ -96,8 +112,8 @@ mod scene;
 #[cfg(test)]
 mod tests;
 
-pub use readback::PendingFrame;
-pub use renderer::Renderer;
+pub use readback::{PendingFrame, RawImages, ReadTimes};
+pub use renderer::{AdapterChoice, Renderer};
 pub use scene::CameraScene;
 
 /// A rendered view: rgb8 colour, depth in metres along the optical axis, class ids; row-major,

@@ -1,11 +1,14 @@
 //! The renderer: device, pipeline and the per-frame draw and copy.
 
 use super::gpu::*;
-use super::readback::PendingFrame;
+use super::readback::{self, Batch, PendingFrame, Readback};
 use super::scene::{position_of, quat_of, MeshDraw};
 use super::*;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// One static mesh on the GPU.
 struct StaticBuffers {
@@ -53,33 +56,154 @@ pub struct Renderer {
     pipeline: wgpu::RenderPipeline,
     /// Writes colour only (a camera without depth or semantic outputs).
     colour_pipeline: wgpu::RenderPipeline,
-    globals: wgpu::Buffer,
-    bind_group: wgpu::BindGroup,
+    /// The layout of each target set's globals.
+    layout: wgpu::BindGroupLayout,
     cube: wgpu::Buffer,
     /// The static meshes of the scene last rendered, uploaded once: (the scene's meshes, and
     /// per mesh its vertex buffer, vertex count and instance buffer).
     statics: Option<(Arc<Vec<MeshDraw>>, Vec<StaticBuffers>)>,
     /// Free target sets by image size: a frame takes one, and gives it back once read.
     pool: TargetPool,
-    /// The adapter's name, for logs ("llvmpipe" on lavapipe).
+    /// The frames recorded since the last [`Renderer::flush`], in one command encoder.
+    recorded: Option<Recorded>,
+    /// To the read-back thread (None once it is told to stop).
+    batches: Option<mpsc::Sender<Batch>>,
+    readback: Option<std::thread::JoinHandle<()>>,
+    /// The adapter, for logs: `name (backend, device type)` ("llvmpipe (LLVM ...) (Vulkan,
+    /// Cpu)" on lavapipe).
     pub adapter: String,
 }
 
-impl Renderer {
-    pub fn new() -> Result<Renderer, CameraError> {
-        // Vulkan only (lavapipe on machines without a GPU), and no validation layers (debug
-        // builds ask for them by default and warn when they are not installed).
-        let instance = wgpu::Instance::new(&wgpu::InstanceDescriptor {
-            backends: wgpu::Backends::VULKAN | wgpu::Backends::METAL,
-            flags: wgpu::InstanceFlags::empty(),
-            ..Default::default()
-        });
-        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+/// Frames recorded for the next submission: every frame's draw in one encoder, then every
+/// frame's copies in another (a copy waits until its target is drawn; meanwhile lavapipe bins
+/// the next draw while the last is rasterized).
+struct Recorded {
+    draws: wgpu::CommandEncoder,
+    copies: wgpu::CommandEncoder,
+    frames: Vec<Readback>,
+    flushed: Arc<AtomicBool>,
+}
+
+impl Drop for Renderer {
+    /// Lets the read-back thread finish what was submitted, then joins it.
+    fn drop(&mut self) {
+        self.batches = None;
+        if let Some(thread) = self.readback.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Which graphics adapter renders the cameras (`convoy-sensor --adapter`, a launch file's
+/// sensor node `adapter`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum AdapterChoice {
+    /// A GPU when there is one, otherwise the CPU (Mesa's lavapipe).
+    #[default]
+    Auto,
+    /// A hardware adapter (discrete, integrated or virtual GPU); none is an error.
+    Gpu,
+    /// The CPU: a software rasterizer such as lavapipe.
+    Cpu,
+}
+
+impl AdapterChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdapterChoice::Auto => "auto",
+            AdapterChoice::Gpu => "gpu",
+            AdapterChoice::Cpu => "cpu",
+        }
+    }
+
+    /// Whether an adapter of `kind` is one this choice takes.
+    pub fn takes(self, kind: wgpu::DeviceType) -> bool {
+        use wgpu::DeviceType as T;
+        match self {
+            AdapterChoice::Auto => true,
+            AdapterChoice::Gpu => matches!(kind, T::DiscreteGpu | T::IntegratedGpu | T::VirtualGpu),
+            AdapterChoice::Cpu => kind == T::Cpu,
+        }
+    }
+}
+
+impl std::fmt::Display for AdapterChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `name (backend, device type)`, as the node logs an adapter.
+fn describe(info: &wgpu::AdapterInfo) -> String {
+    format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
+}
+
+/// The adapter `choice` asks for: auto as wgpu ranks them (a GPU first); gpu the first
+/// discrete, then integrated, then virtual GPU; cpu the first software one.
+fn pick_adapter(
+    instance: &wgpu::Instance,
+    choice: AdapterChoice,
+) -> Result<wgpu::Adapter, CameraError> {
+    if choice == AdapterChoice::Auto {
+        return pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             force_fallback_adapter: false,
             compatible_surface: None,
         }))
-        .map_err(|e| CameraError::NoAdapter(e.to_string()))?;
+        .map_err(|e| CameraError::NoAdapter(e.to_string()));
+    }
+    let adapters = instance.enumerate_adapters(BACKENDS);
+    let rank = |kind: wgpu::DeviceType| match kind {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        _ => 3,
+    };
+    let found: Vec<String> = adapters.iter().map(|a| describe(&a.get_info())).collect();
+    adapters
+        .into_iter()
+        .filter(|a| choice.takes(a.get_info().device_type))
+        .min_by_key(|a| rank(a.get_info().device_type))
+        .ok_or_else(|| CameraError::NoAdapterOfKind {
+            choice,
+            found: if found.is_empty() {
+                "no adapter at all".into()
+            } else {
+                found.join("; ")
+            },
+        })
+}
+
+/// Vulkan (lavapipe on machines without a GPU) and Metal.
+const BACKENDS: wgpu::Backends = wgpu::Backends::VULKAN.union(wgpu::Backends::METAL);
+
+impl Renderer {
+    /// A renderer on the adapter wgpu ranks first (a GPU when there is one).
+    pub fn new() -> Result<Renderer, CameraError> {
+        Renderer::with_adapter(AdapterChoice::Auto)
+    }
+
+    /// A renderer on the adapter `choice` asks for.
+    pub fn with_adapter(choice: AdapterChoice) -> Result<Renderer, CameraError> {
+        // No validation layers (debug builds ask for them by default and warn when they are
+        // not installed).
+        let instance = wgpu::Instance::new(&wgpu::InstanceDescriptor {
+            backends: BACKENDS,
+            flags: wgpu::InstanceFlags::empty(),
+            ..Default::default()
+        });
+        let adapter = pick_adapter(&instance, choice)?;
         let info = adapter.get_info();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("convoy camera"),
@@ -92,12 +216,6 @@ impl Renderer {
             label: Some("camera shader"),
             source: wgpu::ShaderSource::Wgsl(SHADER.into()),
         });
-        let globals = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("camera globals"),
-            size: std::mem::size_of::<Globals>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("camera globals"),
             entries: &[wgpu::BindGroupLayoutEntry {
@@ -109,14 +227,6 @@ impl Renderer {
                     min_binding_size: None,
                 },
                 count: None,
-            }],
-        });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("camera globals"),
-            layout: &layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: globals.as_entire_binding(),
             }],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -191,17 +301,30 @@ impl Renderer {
                 usage: wgpu::BufferUsages::VERTEX,
             },
         );
+        let pool = TargetPool::default();
+        let (batches, to_read) = mpsc::channel();
+        let readback = {
+            let (device, pool) = (device.clone(), pool.clone());
+            std::thread::Builder::new()
+                .name("camera-readback".into())
+                .spawn(move || readback::run(device, pool, to_read))
+                .map_err(|e| {
+                    CameraError::Device(format!("cannot start the read-back thread: {e}"))
+                })?
+        };
         Ok(Renderer {
             device,
             queue,
             pipeline,
             colour_pipeline,
-            globals,
-            bind_group,
+            layout,
             cube,
             statics: None,
-            pool: TargetPool::default(),
-            adapter: format!("{} ({:?})", info.name, info.backend),
+            pool,
+            recorded: None,
+            batches: Some(batches),
+            readback: Some(readback),
+            adapter: describe(&info),
         })
     }
 
@@ -246,14 +369,80 @@ impl Renderer {
         self.submit(scene, own, params)?.wait()
     }
 
-    /// Renders into a free target set and starts copying it back; the returned frame gives the
-    /// images when waited for, while this renderer goes on with the next frame.
+    /// [`Renderer::record`] and [`Renderer::flush`]: one frame in a submission of its own.
     pub fn submit(
         &mut self,
         scene: &CameraScene,
         own: &AgentState,
         params: &CameraParams,
     ) -> Result<PendingFrame, CameraError> {
+        let frame = self.record(scene, own, params)?;
+        self.flush()?;
+        Ok(frame)
+    }
+
+    /// Frames recorded and not yet flushed.
+    pub fn recorded(&self) -> usize {
+        self.recorded.as_ref().map_or(0, |r| r.frames.len())
+    }
+
+    /// Sends every frame recorded since the last flush to the device in one submission and
+    /// starts reading them back (the read-back thread waits for that submission only); each
+    /// frame's [`PendingFrame`] then gives its images. Returns how many frames went.
+    pub fn flush(&mut self) -> Result<usize, CameraError> {
+        let Some(Recorded {
+            draws,
+            copies,
+            mut frames,
+            flushed,
+        }) = self.recorded.take()
+        else {
+            return Ok(0);
+        };
+        let start = Instant::now();
+        let index = self.queue.submit([draws.finish(), copies.finish()]);
+        let (tx, mapped) = mpsc::channel();
+        let mut maps = 0;
+        for frame in &frames {
+            for buffer in frame.buffers() {
+                let tx = tx.clone();
+                buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                    let _ = tx.send(r);
+                });
+                maps += 1;
+            }
+        }
+        let submitted = Instant::now();
+        flushed.store(true, Ordering::Release);
+        let count = frames.len();
+        let share = (submitted - start) / count.max(1) as u32;
+        for frame in &mut frames {
+            frame.submit += share;
+        }
+        let batch = Batch {
+            index,
+            submitted,
+            frames,
+            mapped,
+            maps,
+        };
+        self.batches
+            .as_ref()
+            .and_then(|b| b.send(batch).ok())
+            .ok_or_else(|| CameraError::Readback("the read-back thread stopped".into()))?;
+        Ok(count)
+    }
+
+    /// Records the draw of `scene` as the camera `params` on `own` sees it, and the copies of
+    /// its targets, for the next [`Renderer::flush`]: the frames of several cameras go to the
+    /// device in one submission. Each frame draws into a target set of its own (from the pool).
+    pub fn record(
+        &mut self,
+        scene: &CameraScene,
+        own: &AgentState,
+        params: &CameraParams,
+    ) -> Result<PendingFrame, CameraError> {
+        let start = Instant::now();
         let (w, h) = (params.width.max(1), params.height.max(1));
         let body = quat_of(own);
         let [ox, oy, oz] = params.offset;
@@ -272,33 +461,25 @@ impl Renderer {
             forward: forward.extend(0.0).to_array(),
             light: light.extend(0.0).to_array(),
         };
-        self.queue
-            .write_buffer(&self.globals, 0, bytemuck::bytes_of(&globals));
         self.upload_statics(scene);
         let instances = scene.instances(&own.agent_id);
-        let instance_buf = wgpu::util::DeviceExt::create_buffer_init(
-            &self.device,
-            &wgpu::util::BufferInitDescriptor {
-                label: Some("camera instances"),
-                contents: bytemuck::cast_slice(&instances),
-                usage: wgpu::BufferUsages::VERTEX,
-            },
-        );
         let free = self
             .pool
             .lock()
             .map_err(|_| CameraError::Readback("target pool poisoned".into()))?
             .get_mut(&(w, h))
             .and_then(Vec::pop);
-        let t = free.unwrap_or_else(|| Targets::new(&self.device, w, h));
-        let view = |tex: &wgpu::Texture| tex.create_view(&Default::default());
-        let (colour_view, depth_view, class_view, z_view) = (
-            view(&t.colour),
-            view(&t.depth),
-            view(&t.class),
-            view(&t.zbuffer),
-        );
-        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let mut t = free.unwrap_or_else(|| Targets::new(&self.device, &self.layout, w, h));
+        self.queue
+            .write_buffer(&t.globals, 0, bytemuck::bytes_of(&globals));
+        t.write_instances(&self.device, &self.queue, &instances);
+        let recorded = self.recorded.get_or_insert_with(|| Recorded {
+            draws: self.device.create_command_encoder(&Default::default()),
+            copies: self.device.create_command_encoder(&Default::default()),
+            frames: Vec::new(),
+            flushed: Arc::default(),
+        });
+        let flushed = Arc::clone(&recorded.flushed);
         {
             let attachment = |v, clear| {
                 Some(wgpu::RenderPassColorAttachment {
@@ -313,9 +494,9 @@ impl Renderer {
             };
             let [r, g, b, a] = SKY_COLOUR;
             let all_attachments = [
-                attachment(&colour_view, wgpu::Color { r, g, b, a }),
+                attachment(&t.colour_view, wgpu::Color { r, g, b, a }),
                 attachment(
-                    &depth_view,
+                    &t.depth_view,
                     wgpu::Color {
                         r: f64::from(SKY_DEPTH),
                         g: 0.0,
@@ -323,33 +504,35 @@ impl Renderer {
                         a: 0.0,
                     },
                 ),
-                attachment(&class_view, wgpu::Color::TRANSPARENT),
+                attachment(&t.class_view, wgpu::Color::TRANSPARENT),
             ];
             let colour_only = !(params.depth || params.semantic);
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("camera"),
-                color_attachments: if colour_only {
-                    &all_attachments[..1]
-                } else {
-                    &all_attachments[..]
-                },
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &z_view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
+            let mut pass = recorded
+                .draws
+                .begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("camera"),
+                    color_attachments: if colour_only {
+                        &all_attachments[..1]
+                    } else {
+                        &all_attachments[..]
+                    },
+                    depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                        view: &t.z_view,
+                        depth_ops: Some(wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(1.0),
+                            store: wgpu::StoreOp::Discard,
+                        }),
+                        stencil_ops: None,
                     }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-            });
+                    timestamp_writes: None,
+                    occlusion_query_set: None,
+                });
             pass.set_pipeline(if colour_only {
                 &self.colour_pipeline
             } else {
                 &self.pipeline
             });
-            pass.set_bind_group(0, &self.bind_group, &[]);
+            pass.set_bind_group(0, &t.bind_group, &[]);
             // The static meshes in view first, nearest first, then the boxes (the ground
             // last): a fragment behind what is already drawn fails the depth test before it is
             // shaded, which on a CPU rasterizer is most of the cost of a frame.
@@ -366,9 +549,11 @@ impl Renderer {
                     pass.draw(0..mesh.count, 0..1);
                 }
             }
-            pass.set_vertex_buffer(0, self.cube.slice(..));
-            pass.set_vertex_buffer(1, instance_buf.slice(..));
-            pass.draw(0..36, 0..instances.len() as u32);
+            if let (Some(buffer), false) = (&t.instances, instances.is_empty()) {
+                pass.set_vertex_buffer(0, self.cube.slice(..));
+                pass.set_vertex_buffer(1, buffer.slice(..));
+                pass.draw(0..36, 0..instances.len() as u32);
+            }
         }
         let copy = |encoder: &mut wgpu::CommandEncoder,
                     tex: &wgpu::Texture,
@@ -393,39 +578,26 @@ impl Renderer {
         };
         // Only the targets asked for are copied and read back (a 1440x960 depth image is
         // 5.5 MB of copying per frame).
-        copy(&mut encoder, &t.colour, &t.colour_buf, 4);
+        copy(&mut recorded.copies, &t.colour, &t.colour_buf, 4);
         if params.depth {
-            copy(&mut encoder, &t.depth, &t.depth_buf, 4);
+            copy(&mut recorded.copies, &t.depth, &t.depth_buf, 4);
         }
         if params.semantic {
-            copy(&mut encoder, &t.class, &t.class_buf, 1);
+            copy(&mut recorded.copies, &t.class, &t.class_buf, 1);
         }
-        self.queue.submit([encoder.finish()]);
-
-        let (tx, mapped) = std::sync::mpsc::channel();
-        let mut maps = 0;
-        for (wanted, buffer) in [
-            (true, &t.colour_buf),
-            (params.depth, &t.depth_buf),
-            (params.semantic, &t.class_buf),
-        ] {
-            if wanted {
-                let tx = tx.clone();
-                buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-                    let _ = tx.send(r);
-                });
-                maps += 1;
-            }
-        }
-        Ok(PendingFrame {
-            device: self.device.clone(),
-            targets: Some(t),
-            pool: self.pool.clone(),
+        let (to, readout) = mpsc::channel();
+        recorded.frames.push(Readback {
+            targets: t,
             size: (w, h),
             depth: params.depth,
             semantic: params.semantic,
-            mapped,
-            maps,
+            submit: start.elapsed(),
+            to,
+        });
+        Ok(PendingFrame {
+            size: (w, h),
+            readout,
+            flushed,
         })
     }
 }

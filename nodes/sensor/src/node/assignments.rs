@@ -1,11 +1,10 @@
 //! Which sensors this node runs: assignments from `convoy/assignments` start a sensor here
-//! (its writers, and the camera renderer for the first camera) or stop it when it moved to
+//! (its writers) or stop it when it moved to
 //! another node; newer epochs win. A sensor that arrives after its frame's tick is caught up on
 //! that frame.
 
 use super::output::Output;
 use super::*;
-use crate::camera::{CameraScene, Renderer};
 use crate::dispatcher::PublisherId;
 
 /// A sensor this node runs.
@@ -71,15 +70,6 @@ impl SensorNode {
 
     /// Starts running the sensor `spec` that `a` gives this node.
     fn start_sensor(&mut self, a: &SensorAssignment, spec: SensorSpec) -> Result<Active> {
-        if spec.kind == SensorKind::Camera && self.camera.is_none() {
-            // No adapter is a configuration error: say what to install and stop.
-            let renderer = Renderer::new()?;
-            println!("camera renderer: {}", renderer.adapter);
-            self.camera = Some(RefCell::new(CameraRig {
-                renderer,
-                scene: CameraScene::new(&self.scenario, &self.world),
-            }));
-        }
         let output = Output::create(&self.node, &a.agent_id, &spec)?;
         println!(
             "running {}/{} ({:?} at {} Hz, epoch {}) on {}",

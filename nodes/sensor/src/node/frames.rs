@@ -14,6 +14,8 @@ pub(super) struct Work {
     pub(super) tick: Tick,
     sensors: Vec<SensorKey>,
     started: Instant,
+    /// When the frame's samples were all handed to the dispatcher.
+    dispatched_at: Option<Instant>,
     /// Jobs handed to the dispatcher whose on_done has not come back.
     pub(super) in_flight: usize,
     dispatched: bool,
@@ -27,6 +29,7 @@ impl Work {
             tick,
             sensors,
             started: Instant::now(),
+            dispatched_at: None,
             in_flight: 0,
             dispatched: false,
             first_seen,
@@ -66,10 +69,15 @@ impl SensorNode {
                 return Ok(());
             }
             let frame = work.tick.frame;
+            let (started, dispatched_at) = (work.started, work.dispatched_at);
             self.work = None;
+            if let Some(at) = dispatched_at {
+                self.stages.frame(FrameStage::Images, at.elapsed());
+            }
             if self.sync {
                 self.ack(frame)?;
             }
+            self.stages.frame(FrameStage::Frame, started.elapsed());
         }
     }
 
@@ -159,6 +167,12 @@ impl SensorNode {
         let Some(mut work) = self.work.take() else {
             return Ok(true);
         };
+        let dispatching = Instant::now();
+        self.stages
+            .frame(FrameStage::States, dispatching - work.started);
+        // Every sample first: the cameras' frames are recorded, then go to the device in one
+        // submission before any publishing job waits for its read-back.
+        let mut made = Vec::with_capacity(work.sensors.len());
         for key in &work.sensors {
             let Some(sample) = self.sample(&work.tick, key) else {
                 continue;
@@ -166,9 +180,20 @@ impl SensorNode {
             let Some(active) = self.active.get_mut(key) else {
                 continue;
             };
-            let job = active.output.job(sample);
             active.seq += 1;
             self.counters.samples_made += 1;
+            made.push((key, sample));
+        }
+        if let Some(rig) = &self.camera {
+            if let Err(e) = rig.borrow_mut().flush() {
+                tracing::warn!("frame {}: camera frames lost: {e}", work.tick.frame);
+            }
+        }
+        for (key, sample) in made {
+            let Some(active) = self.active.get(key) else {
+                continue;
+            };
+            let job = active.output.job(sample);
             let tx = self.completions_tx.clone();
             let waker = Arc::clone(&self.waker);
             let frame = work.tick.frame;
@@ -181,6 +206,10 @@ impl SensorNode {
             work.in_flight += 1;
         }
         work.dispatched = true;
+        let dispatched_at = Instant::now();
+        self.stages
+            .frame(FrameStage::Dispatch, dispatched_at - dispatching);
+        work.dispatched_at = Some(dispatched_at);
         self.work = Some(work);
         // Completions that raced in before in_flight was counted.
         self.take_completions();

@@ -30,9 +30,11 @@ use convoy_core::status::StatusBeacon;
 use convoy_core::topics;
 use convoy_world::World;
 
+use crate::camera::{AdapterChoice, CameraScene, Renderer};
 use crate::dispatcher::Dispatcher;
 use crate::lidar::LidarScene;
 use crate::sampling::CameraRig;
+use crate::stages::{FrameStage, StageTimes};
 
 mod assignments;
 mod frames;
@@ -68,6 +70,10 @@ pub struct SensorNodeConfig {
     /// Publishing threads (default: available cores)
     #[arg(long)]
     pub workers: Option<usize>,
+    /// The graphics adapter of the cameras: auto (a GPU when there is one, else the CPU), gpu
+    /// (a hardware adapter; none is an error) or cpu (Mesa's lavapipe)
+    #[arg(long, value_enum, default_value_t = AdapterChoice::Auto)]
+    pub adapter: AdapterChoice,
 }
 
 impl SensorNodeConfig {
@@ -110,6 +116,10 @@ struct SensorNode {
     last_frame: Option<(Tick, BTreeSet<SensorKey>)>,
     /// The last frame acknowledged.
     acked: Option<u64>,
+    /// When the last FrameDone was written, until the next tick came (the `barrier` stage).
+    acked_at: Option<Instant>,
+    /// Stage times of the frames and camera images (NodeStatus counters `stage/...`).
+    stages: Arc<StageTimes>,
     sync: bool,
     counters: Counters,
     stop: Arc<AtomicBool>,
@@ -118,7 +128,7 @@ struct SensorNode {
     world: Arc<World>,
     /// What lidar rays hit (map and agent boxes), when the scenario has a lidar.
     lidar_scene: Option<RefCell<LidarScene>>,
-    /// The camera renderer, made when this node is first given a camera.
+    /// The camera renderer, made at start when the scenario has a camera.
     camera: Option<RefCell<CameraRig>>,
     /// Whether a sample has been published (the first one triggers a status beat).
     published_any: bool,
@@ -211,6 +221,8 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
         work: None,
         last_frame: None,
         acked: None,
+        acked_at: None,
+        stages: Arc::default(),
         counters: Counters::default(),
         stop: Arc::clone(&stop),
         world: Arc::new(world),
@@ -220,6 +232,18 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
     };
     if s.specs.values().any(|spec| spec.kind == SensorKind::Lidar) {
         s.lidar_scene = Some(RefCell::new(LidarScene::new(&s.scenario, &s.world)));
+    }
+    if s.specs.values().any(|spec| spec.kind == SensorKind::Camera) {
+        // At start, whichever sensors this node is given: the adapter is in the log from the
+        // first line on, and one that is not there (no GPU for --adapter gpu, no Vulkan driver
+        // at all) stops the node with what to do.
+        let renderer = Renderer::with_adapter(config.adapter)?;
+        println!("camera adapter: {}", renderer.adapter);
+        s.camera = Some(RefCell::new(CameraRig {
+            renderer,
+            scene: CameraScene::new(&s.scenario, &s.world),
+            stages: Arc::clone(&s.stages),
+        }));
     }
     println!(
         "sensor node {} ({:?}, capacity {}) ready with {} publishing threads",
@@ -274,6 +298,9 @@ impl SensorNode {
                 self.ack(tick.frame)?;
                 continue;
             }
+            if let Some(at) = self.acked_at.take() {
+                self.stages.frame(FrameStage::Barrier, at.elapsed());
+            }
             let started = self.last_frame.as_ref().map(|(t, _)| t.frame);
             let queued = self.pending.back().map(|t| t.frame);
             if started.max(queued).is_some_and(|f| tick.frame <= f) {
@@ -314,6 +341,7 @@ impl SensorNode {
             .context("cannot acknowledge a frame")?;
         if self.acked != Some(frame) {
             self.counters.frames_acked += 1;
+            self.acked_at = Some(Instant::now());
         }
         self.acked = Some(frame);
         Ok(())
@@ -336,6 +364,9 @@ impl SensorNode {
             ("frames_skipped", c.frames_skipped),
         ] {
             self.beacon.set_counter(name, value);
+        }
+        for (name, value) in self.stages.counters() {
+            self.beacon.set_counter(&name, value);
         }
     }
 }

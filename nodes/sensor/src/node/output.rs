@@ -13,6 +13,7 @@ use convoy_core::topics::{Topic, TopicClass};
 
 use crate::dispatcher::Job;
 use crate::sampling::{AnyMessage, Sample};
+use crate::stages::ImageStage;
 
 /// Writes one message of its topic's type and says whether that worked.
 type Writer = Box<dyn Fn(AnyMessage) -> bool + Send + Sync>;
@@ -45,6 +46,7 @@ impl Output {
     pub(super) fn job(&self, sample: Sample) -> Job {
         let writers = Arc::clone(&self.writers);
         Box::new(move || {
+            let stages = sample.camera_stages();
             let messages = match sample.into_messages() {
                 Ok(messages) => messages,
                 Err(e) => {
@@ -52,11 +54,15 @@ impl Output {
                     return false;
                 }
             };
+            let start = std::time::Instant::now();
             let mut ok = true;
             for (writer, message) in writers.iter().zip(messages) {
                 if let (Some(write), Some(message)) = (writer, message) {
                     ok &= write(message);
                 }
+            }
+            if let Some((stages, size)) = stages {
+                stages.image(size, ImageStage::Publish, start.elapsed());
             }
             ok
         })
