@@ -110,10 +110,16 @@ impl Endpoint {
         }
     }
 
-    /// Blocks until at least `wanted` endpoints of the other side are matched, or fails after
-    /// `timeout`.
-    pub(super) fn wait_for_match(&self, wanted: usize, timeout: Duration) -> Result<(), WaitError> {
-        if poll_until(timeout, || self.matched() >= wanted) {
+    /// Blocks until `matched` counts at least `wanted` endpoints of the other side, or fails
+    /// after `timeout` (a publisher or subscriber with a shared-memory lane counts the lane's
+    /// too).
+    pub(super) fn wait_until_matched(
+        &self,
+        wanted: usize,
+        timeout: Duration,
+        matched: impl Fn() -> usize,
+    ) -> Result<(), WaitError> {
+        if poll_until(timeout, || matched() >= wanted) {
             return Ok(());
         }
         Err(WaitError::MatchTimeout {
@@ -123,7 +129,7 @@ impl Endpoint {
                 Side::Reader => "writers",
             },
             wanted,
-            matched: self.matched(),
+            matched: matched(),
             waited: timeout,
         })
     }

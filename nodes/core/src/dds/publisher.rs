@@ -192,19 +192,8 @@ impl<M: Message> Publisher<M> {
 
     /// Blocks until at least `readers` readers are matched, or fails after `timeout`.
     pub fn wait_for_match(&self, readers: usize, timeout: Duration) -> Result<(), WaitError> {
-        if self.lane.is_none() {
-            return self.endpoint.wait_for_match(readers, timeout);
-        }
-        if super::poll_until(timeout, || self.matched_readers() >= readers) {
-            return Ok(());
-        }
-        Err(WaitError::MatchTimeout {
-            topic: self.endpoint.topic.clone(),
-            what: "readers",
-            wanted: readers,
-            matched: self.matched_readers(),
-            waited: timeout,
-        })
+        self.endpoint
+            .wait_until_matched(readers, timeout, || self.matched_readers())
     }
 
     /// Waits (bounded) until every matched reader acknowledged what was written (the lane's

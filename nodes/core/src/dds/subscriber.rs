@@ -259,19 +259,8 @@ impl<M: Message> Subscriber<M> {
 
     /// Blocks until at least `writers` writers are matched, or fails after `timeout`.
     pub fn wait_for_match(&self, writers: usize, timeout: Duration) -> Result<(), WaitError> {
-        if self.lane.is_none() {
-            return self.endpoint.wait_for_match(writers, timeout);
-        }
-        if super::poll_until(timeout, || self.matched_writers() >= writers) {
-            return Ok(());
-        }
-        Err(WaitError::MatchTimeout {
-            topic: self.endpoint.topic.clone(),
-            what: "writers",
-            wanted: writers,
-            matched: self.matched_writers(),
-            waited: timeout,
-        })
+        self.endpoint
+            .wait_until_matched(writers, timeout, || self.matched_writers())
     }
 
     /// Turns this subscriber into an async stream, fed by a dedicated reader thread that
