@@ -581,7 +581,8 @@ fn a_front_camera_publishes_what_it_sees_and_echo_saves_it_as_png() {
 /// `--adapter` picks the cameras' graphics adapter, and the node names the one it took at start
 /// (`camera adapter: NAME (BACKEND, TYPE)`): `--adapter gpu` where there is no GPU stops the node
 /// at once with what it found and no panic (where there is one, it is named); a launch file's
-/// sensor node with `adapter = "cpu"` renders on the CPU (lavapipe) and publishes.
+/// sensor node with `adapter = "cpu"` renders on the CPU (lavapipe) and publishes, and so does
+/// `convoy run --adapter cpu`'s.
 #[test]
 fn the_camera_adapter_is_chosen_named_at_start_and_a_missing_gpu_is_a_clear_error() {
     watchdog("camera adapter", Duration::from_secs(240));
@@ -653,5 +654,22 @@ fn the_camera_adapter_is_chosen_named_at_start_and_a_missing_gpu_is_a_clear_erro
     assert_eq!(
         (image.encoding.as_str(), image.width, image.height),
         ("rgb8", 160, 120)
+    );
+
+    // cpu, from `convoy run --adapter`: its sensor node is started with it.
+    let (mut run, lines) = ChildGuard::spawn_with_stdout(
+        "convoy run --adapter cpu",
+        convoy()
+            .args(["--domain", &d.to_string(), "run"])
+            .arg(&path)
+            .args(["--adapter", "cpu", "--duration", "600"]),
+    );
+    let said = wait_for_line(&lines, Duration::from_secs(90), "the adapter", |l| {
+        l.contains("camera adapter: ")
+    });
+    run.stop(Duration::from_secs(15));
+    assert!(
+        said.contains("sensor/main] camera adapter: ") && said.ends_with(", Cpu)"),
+        "{said}"
     );
 }

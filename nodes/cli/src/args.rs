@@ -154,6 +154,10 @@ pub struct RunArgs {
     /// lockstep runs about twice as fast
     #[arg(long, value_name = "N|auto")]
     pub agents_per_process: Option<AgentsPerProcess>,
+    /// The graphics adapter the sensor node renders cameras on: auto (a GPU when there is
+    /// one), gpu (none is an error) or cpu (lavapipe)
+    #[arg(long, value_enum, default_value_t = convoy_core::node::AdapterChoice::Auto)]
+    pub adapter: convoy_core::node::AdapterChoice,
     /// Extra arguments for the coordinator (benchmarks)
     #[arg(skip)]
     pub coordinator_args: Vec<String>,
@@ -461,7 +465,7 @@ pub struct SensorsBenchArgs {
     pub world: Option<PathBuf>,
     /// The sensor nodes' camera adapter: auto (a GPU when there is one), gpu or cpu (lavapipe)
     #[arg(long, value_enum, default_value = "auto")]
-    pub adapter: crate::launch::CameraAdapter,
+    pub adapter: convoy_core::node::AdapterChoice,
     /// Write the results as CSV (sensor,config,sensor_nodes,samples_per_s,points_per_s,p50_ms,p99_ms),
     /// and each sensor node's stage times beside it (OUT_stages.csv: config,sensor_nodes,node,
     /// scope,stage,count,p50_ms,p99_ms,mean_ms,total_s)

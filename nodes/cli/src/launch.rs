@@ -60,15 +60,15 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use convoy_core::config;
-use convoy_core::node::SensorNodeRole;
+use convoy_core::node::{AdapterChoice, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{ClockMode, Exchange, Scenario};
 
 use crate::grouping::AgentsPerProcess;
 pub use crate::host::HostAddress;
 pub use crate::launch_nodes::{
-    parse_bind, BridgeNodeLaunch, CameraAdapter, RecordNodeLaunch, SensorNodeLaunch,
-    ViewNodeLaunch, DEFAULT_VIEW_BIND,
+    parse_bind, BridgeNodeLaunch, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
+    DEFAULT_VIEW_BIND,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,7 +168,7 @@ pub struct NodeSpec {
     /// sensor nodes: capacity (default 1.0).
     pub capacity: Option<f64>,
     /// sensor nodes: the graphics adapter of their cameras (default auto).
-    pub adapter: Option<CameraAdapter>,
+    pub adapter: Option<AdapterChoice>,
     /// record nodes: the file to write (relative to the launch file).
     pub out: Option<PathBuf>,
     /// record nodes: topic patterns (default: every convoy topic).

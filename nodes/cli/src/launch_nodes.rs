@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use convoy_core::node::SensorNodeRole;
+use convoy_core::node::{AdapterChoice, SensorNodeRole};
 
 /// A sensor node of a launch file, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,7 +13,7 @@ pub struct SensorNodeLaunch {
     pub role: SensorNodeRole,
     pub capacity: f64,
     /// Which graphics adapter renders its cameras (`convoy-sensor --adapter`).
-    pub adapter: CameraAdapter,
+    pub adapter: AdapterChoice,
     /// Host name.
     pub host: String,
 }
@@ -25,43 +25,8 @@ impl SensorNodeLaunch {
             name,
             role,
             capacity: 1.0,
-            adapter: CameraAdapter::Auto,
+            adapter: AdapterChoice::Auto,
             host: "local".into(),
-        }
-    }
-}
-
-/// Which graphics adapter a sensor node renders its cameras on: `convoy-sensor --adapter`
-/// (the sensor node's `AdapterChoice`), a launch file's sensor node `adapter`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum CameraAdapter {
-    /// A GPU when there is one, otherwise the CPU (Mesa's lavapipe).
-    #[default]
-    Auto,
-    /// A hardware adapter (discrete, integrated or virtual GPU); none is an error.
-    Gpu,
-    /// The CPU (lavapipe).
-    Cpu,
-}
-
-impl CameraAdapter {
-    /// The value `convoy-sensor --adapter` takes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CameraAdapter::Auto => "auto",
-            CameraAdapter::Gpu => "gpu",
-            CameraAdapter::Cpu => "cpu",
         }
     }
 }

@@ -7,12 +7,11 @@
 use std::path::Path;
 
 use crate::launch::{
-    BridgeNodeLaunch, CameraAdapter, HostAddress, RecordNodeLaunch, SensorNodeLaunch,
-    ViewNodeLaunch,
+    BridgeNodeLaunch, HostAddress, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
 };
 use anyhow::{bail, Result};
 use convoy_core::dds::run_scope::{RunId, RUN_ID_ENV};
-use convoy_core::node::{NodeId, SensorNodeRole};
+use convoy_core::node::{AdapterChoice, NodeId, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
 
@@ -190,7 +189,7 @@ pub fn scenario_nodes(
                 "--capacity".into(),
                 s.capacity.to_string(),
             ];
-            if s.adapter != CameraAdapter::Auto {
+            if s.adapter != AdapterChoice::Auto {
                 own.extend(["--adapter".into(), s.adapter.as_str().into()]);
             }
             nodes.push(place(NodeId::sensor(&s.name), &sensor_bin, node_args(own)));
@@ -256,12 +255,15 @@ pub fn scenario_nodes(
     Ok(nodes)
 }
 
-/// The sensor nodes `convoy run` starts: one main when the scenario has sensors.
-pub fn default_sensor_nodes(scenario: &Scenario) -> Vec<SensorNodeLaunch> {
+/// The sensor nodes `convoy run` starts: one main when the scenario has sensors, rendering
+/// its cameras on `adapter`.
+pub fn default_sensor_nodes(scenario: &Scenario, adapter: AdapterChoice) -> Vec<SensorNodeLaunch> {
     if scenario.agents.iter().all(|a| a.sensors.is_empty()) {
         return Vec::new();
     }
-    vec![SensorNodeLaunch::local("main".into(), SensorNodeRole::Main)]
+    let mut main = SensorNodeLaunch::local("main".into(), SensorNodeRole::Main);
+    main.adapter = adapter;
+    vec![main]
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
@@ -277,7 +279,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
         }
     }
     let scenario = Scenario::load(&resolve_path(&args.scenario))?;
-    let sensors = default_sensor_nodes(&scenario);
+    let sensors = default_sensor_nodes(&scenario, args.adapter);
     let bridges = if args.bridge || args.bridge_config.is_some() {
         vec![BridgeNodeLaunch {
             name: "ros2".into(),

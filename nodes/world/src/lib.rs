@@ -21,6 +21,7 @@ pub mod export;
 pub mod gltf_mesh;
 pub mod lanes;
 pub mod roads;
+mod straight_runs;
 pub mod surface;
 
 pub use lanes::{CentrePose, JunctionZone, LaneCentre, LanePos, LaneStart};

@@ -173,8 +173,9 @@ impl RoadMap {
     /// The road surface split by material, plus one surface of painted road marks.
     pub fn surfaces(&self) -> Vec<Surface> {
         let mesh = self.net.surface_mesh();
+        let merged = crate::straight_runs::merged_triangles(&mesh);
         let mut by_material: BTreeMap<Material, SurfaceMesh> = BTreeMap::new();
-        for span in &mesh.lanes {
+        for (span, triangles) in mesh.lanes.iter().zip(merged) {
             let material = self
                 .net
                 .lane(span.lane)
@@ -190,13 +191,9 @@ impl RoadMap {
                     .iter()
                     .map(|p| [f64::from(p.x), f64::from(p.y), f64::from(p.z)]),
             );
-            let (i0, i1) = (span.indices.start as usize, span.indices.end as usize);
-            let Some(indices) = mesh.indices.get(i0..i1) else {
-                continue;
-            };
-            for t in indices.chunks_exact(3) {
+            for t in triangles {
                 // Indices are into the whole mesh; this span's vertices start at v0.
-                let local = [t[0], t[1], t[2]].map(|i| i.wrapping_sub(v0 as u32));
+                let local = t.map(|i| i.wrapping_sub(v0 as u32));
                 if local.iter().all(|i| (*i as usize) < vertices.len()) {
                     out.triangles.push(local.map(|i| i + base));
                 }

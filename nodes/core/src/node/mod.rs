@@ -9,11 +9,13 @@
 //!   profiles loaded, the DDS node, its status beacon);
 //! - [`node_main`]: the body of every node binary's `main` (logging, a stop flag, exit status).
 
+mod adapter;
 mod args;
 mod context;
 mod id;
 mod process;
 
+pub use adapter::AdapterChoice;
 pub use args::NodeArgs;
 pub use context::{load_scenario, NodeContext, StartError};
 pub use id::{NodeId, NodeIdError, SensorNodeRole};

@@ -13,6 +13,17 @@ pub(super) struct Vertex {
     pub(super) normal: [f32; 3],
 }
 
+/// A vertex of the world's static surfaces: world frame, its face's normal, and its surface's
+/// colour and class (all surfaces are drawn in one draw).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub(super) struct StaticVertex {
+    pub(super) position: [f32; 3],
+    pub(super) normal: [f32; 3],
+    pub(super) colour: [f32; 4],
+    pub(super) class: u32,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 pub(super) struct InstanceRaw {
@@ -101,6 +112,9 @@ pub(super) struct Targets {
     pub(super) bind_group: wgpu::BindGroup,
     /// This view's box instances (grown when a scene has more).
     pub(super) instances: Option<wgpu::Buffer>,
+    /// This view's static surfaces in view, nearest first, as indices into the scene's static
+    /// vertices (grown when a view needs more).
+    pub(super) indices: Option<wgpu::Buffer>,
 }
 
 pub(super) fn padded_row(bytes_per_row: u32) -> u32 {
@@ -175,6 +189,7 @@ impl Targets {
             globals,
             bind_group,
             instances: None,
+            indices: None,
         }
     }
 
@@ -185,19 +200,55 @@ impl Targets {
         queue: &wgpu::Queue,
         instances: &[InstanceRaw],
     ) {
-        let bytes: &[u8] = bytemuck::cast_slice(instances);
-        let needed = (bytes.len() as u64).max(std::mem::size_of::<InstanceRaw>() as u64);
-        if self.instances.as_ref().is_none_or(|b| b.size() < needed) {
-            self.instances = Some(device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("camera instances"),
-                size: needed.next_power_of_two(),
-                usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }));
-        }
-        if let (Some(buffer), false) = (&self.instances, bytes.is_empty()) {
-            queue.write_buffer(buffer, 0, bytes);
-        }
+        write_grown(
+            device,
+            queue,
+            &mut self.instances,
+            bytemuck::cast_slice(instances),
+            wgpu::BufferUsages::VERTEX,
+            "camera instances",
+        );
+    }
+
+    /// Writes `indices` into this set's index buffer (made larger first when needed).
+    pub(super) fn write_indices(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        indices: &[u32],
+    ) {
+        write_grown(
+            device,
+            queue,
+            &mut self.indices,
+            bytemuck::cast_slice(indices),
+            wgpu::BufferUsages::INDEX,
+            "camera static indices",
+        );
+    }
+}
+
+/// Writes `bytes` at the start of `buffer`, first replacing it with one of the next power of
+/// two bytes (at least 64) when it is missing or too small.
+fn write_grown(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &mut Option<wgpu::Buffer>,
+    bytes: &[u8],
+    usage: wgpu::BufferUsages,
+    label: &str,
+) {
+    let needed = (bytes.len() as u64).max(64);
+    if buffer.as_ref().is_none_or(|b| b.size() < needed) {
+        *buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: needed.next_power_of_two(),
+            usage: usage | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        }));
+    }
+    if let (Some(buffer), false) = (buffer.as_ref(), bytes.is_empty()) {
+        queue.write_buffer(buffer, 0, bytes);
     }
 }
 

@@ -105,15 +105,18 @@ impl CameraParams {
     }
 }
 
+mod adapter;
 mod gpu;
+mod pipelines;
 mod readback;
 mod renderer;
 mod scene;
 #[cfg(test)]
 mod tests;
 
+pub use adapter::{takes, AdapterChoice};
 pub use readback::{PendingFrame, RawImages, ReadTimes};
-pub use renderer::{AdapterChoice, Renderer};
+pub use renderer::Renderer;
 pub use scene::CameraScene;
 
 /// A rendered view: rgb8 colour, depth in metres along the optical axis, class ids; row-major,

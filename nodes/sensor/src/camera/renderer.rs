@@ -1,22 +1,16 @@
 //! The renderer: device, pipeline and the per-frame draw and copy.
 
+use super::adapter::{describe, pick_adapter, AdapterChoice, BACKENDS};
 use super::gpu::*;
+use super::pipelines::Pipelines;
 use super::readback::{self, Batch, PendingFrame, Readback};
-use super::scene::{position_of, quat_of, MeshDraw};
+use super::scene::{position_of, quat_of, StaticMeshes, StaticPart};
 use super::*;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// One static mesh on the GPU.
-struct StaticBuffers {
-    vertices: wgpu::Buffer,
-    count: u32,
-    instance: wgpu::Buffer,
-    bounds: (Vec3, Vec3),
-}
 
 /// Whether any of the box `bounds` can be inside the view of `view_proj`: false when all eight
 /// corners lie beyond one plane of the view frustum (a conservative test: a box near a corner
@@ -52,16 +46,10 @@ fn in_view(view_proj: &Mat4, bounds: &(Vec3, Vec3)) -> bool {
 pub struct Renderer {
     device: wgpu::Device,
     queue: wgpu::Queue,
-    /// Writes colour, depth and class.
-    pipeline: wgpu::RenderPipeline,
-    /// Writes colour only (a camera without depth or semantic outputs).
-    colour_pipeline: wgpu::RenderPipeline,
-    /// The layout of each target set's globals.
-    layout: wgpu::BindGroupLayout,
+    pipelines: Pipelines,
     cube: wgpu::Buffer,
-    /// The static meshes of the scene last rendered, uploaded once: (the scene's meshes, and
-    /// per mesh its vertex buffer, vertex count and instance buffer).
-    statics: Option<(Arc<Vec<MeshDraw>>, Vec<StaticBuffers>)>,
+    /// The static surfaces of the scene last rendered and their vertex buffer, uploaded once.
+    statics: Option<(Arc<StaticMeshes>, wgpu::Buffer)>,
     /// Free target sets by image size: a frame takes one, and gives it back once read.
     pool: TargetPool,
     /// The frames recorded since the last [`Renderer::flush`], in one command encoder.
@@ -94,100 +82,6 @@ impl Drop for Renderer {
     }
 }
 
-/// Which graphics adapter renders the cameras (`convoy-sensor --adapter`, a launch file's
-/// sensor node `adapter`).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum AdapterChoice {
-    /// A GPU when there is one, otherwise the CPU (Mesa's lavapipe).
-    #[default]
-    Auto,
-    /// A hardware adapter (discrete, integrated or virtual GPU); none is an error.
-    Gpu,
-    /// The CPU: a software rasterizer such as lavapipe.
-    Cpu,
-}
-
-impl AdapterChoice {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AdapterChoice::Auto => "auto",
-            AdapterChoice::Gpu => "gpu",
-            AdapterChoice::Cpu => "cpu",
-        }
-    }
-
-    /// Whether an adapter of `kind` is one this choice takes.
-    pub fn takes(self, kind: wgpu::DeviceType) -> bool {
-        use wgpu::DeviceType as T;
-        match self {
-            AdapterChoice::Auto => true,
-            AdapterChoice::Gpu => matches!(kind, T::DiscreteGpu | T::IntegratedGpu | T::VirtualGpu),
-            AdapterChoice::Cpu => kind == T::Cpu,
-        }
-    }
-}
-
-impl std::fmt::Display for AdapterChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// `name (backend, device type)`, as the node logs an adapter.
-fn describe(info: &wgpu::AdapterInfo) -> String {
-    format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
-}
-
-/// The adapter `choice` asks for: auto as wgpu ranks them (a GPU first); gpu the first
-/// discrete, then integrated, then virtual GPU; cpu the first software one.
-fn pick_adapter(
-    instance: &wgpu::Instance,
-    choice: AdapterChoice,
-) -> Result<wgpu::Adapter, CameraError> {
-    if choice == AdapterChoice::Auto {
-        return pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter: false,
-            compatible_surface: None,
-        }))
-        .map_err(|e| CameraError::NoAdapter(e.to_string()));
-    }
-    let adapters = instance.enumerate_adapters(BACKENDS);
-    let rank = |kind: wgpu::DeviceType| match kind {
-        wgpu::DeviceType::DiscreteGpu => 0,
-        wgpu::DeviceType::IntegratedGpu => 1,
-        wgpu::DeviceType::VirtualGpu => 2,
-        _ => 3,
-    };
-    let found: Vec<String> = adapters.iter().map(|a| describe(&a.get_info())).collect();
-    adapters
-        .into_iter()
-        .filter(|a| choice.takes(a.get_info().device_type))
-        .min_by_key(|a| rank(a.get_info().device_type))
-        .ok_or_else(|| CameraError::NoAdapterOfKind {
-            choice,
-            found: if found.is_empty() {
-                "no adapter at all".into()
-            } else {
-                found.join("; ")
-            },
-        })
-}
-
-/// Vulkan (lavapipe on machines without a GPU) and Metal.
-const BACKENDS: wgpu::Backends = wgpu::Backends::VULKAN.union(wgpu::Backends::METAL);
-
 impl Renderer {
     /// A renderer on the adapter wgpu ranks first (a GPU when there is one).
     pub fn new() -> Result<Renderer, CameraError> {
@@ -212,86 +106,7 @@ impl Renderer {
             ..Default::default()
         }))
         .map_err(|e| CameraError::Device(e.to_string()))?;
-        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("camera shader"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("camera globals"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("camera"),
-            bind_group_layouts: &[&layout],
-            push_constant_ranges: &[],
-        });
-        let vertex_attrs = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
-        let instance_attrs = wgpu::vertex_attr_array![
-            2 => Float32x4, 3 => Float32x4, 4 => Float32x4, 5 => Float32x4,
-            6 => Float32x4, 7 => Uint32
-        ];
-        let make_pipeline = |entry: &str, targets: &[Option<wgpu::ColorTargetState>]| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("camera"),
-                layout: Some(&pipeline_layout),
-                vertex: wgpu::VertexState {
-                    module: &shader,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[
-                        wgpu::VertexBufferLayout {
-                            array_stride: std::mem::size_of::<Vertex>() as u64,
-                            step_mode: wgpu::VertexStepMode::Vertex,
-                            attributes: &vertex_attrs,
-                        },
-                        wgpu::VertexBufferLayout {
-                            array_stride: std::mem::size_of::<InstanceRaw>() as u64,
-                            step_mode: wgpu::VertexStepMode::Instance,
-                            attributes: &instance_attrs,
-                        },
-                    ],
-                },
-                fragment: Some(wgpu::FragmentState {
-                    module: &shader,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    targets,
-                }),
-                primitive: wgpu::PrimitiveState {
-                    // The cube's winding is not relied on: both faces are drawn.
-                    cull_mode: None,
-                    ..Default::default()
-                },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: ZBUFFER_FORMAT,
-                    depth_write_enabled: true,
-                    depth_compare: wgpu::CompareFunction::Less,
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: Default::default(),
-                multiview: None,
-                cache: None,
-            })
-        };
-        let pipeline = make_pipeline(
-            "fs_main",
-            &[
-                Some(COLOUR_FORMAT.into()),
-                Some(DEPTH_OUT_FORMAT.into()),
-                Some(CLASS_FORMAT.into()),
-            ],
-        );
-        let colour_pipeline = make_pipeline("fs_colour", &[Some(COLOUR_FORMAT.into())]);
+        let pipelines = Pipelines::new(&device);
         let cube_vertices = cube();
         let cube = wgpu::util::DeviceExt::create_buffer_init(
             &device,
@@ -315,9 +130,7 @@ impl Renderer {
         Ok(Renderer {
             device,
             queue,
-            pipeline,
-            colour_pipeline,
-            layout,
+            pipelines,
             cube,
             statics: None,
             pool,
@@ -328,34 +141,22 @@ impl Renderer {
         })
     }
 
-    /// Uploads the scene's static meshes unless they are the ones already on the GPU.
+    /// Uploads the scene's static surfaces unless they are the ones already on the GPU.
     fn upload_statics(&mut self, scene: &CameraScene) {
         if let Some((meshes, _)) = &self.statics {
             if Arc::ptr_eq(meshes, &scene.meshes) {
                 return;
             }
         }
-        let buffer = |label, contents: &[u8]| {
-            wgpu::util::DeviceExt::create_buffer_init(
-                &self.device,
-                &wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents,
-                    usage: wgpu::BufferUsages::VERTEX,
-                },
-            )
-        };
-        let buffers = scene
-            .meshes
-            .iter()
-            .map(|m| StaticBuffers {
-                vertices: buffer("static mesh", bytemuck::cast_slice(&m.vertices)),
-                count: m.vertices.len() as u32,
-                instance: buffer("static mesh instance", bytemuck::bytes_of(&m.instance)),
-                bounds: m.bounds,
-            })
-            .collect();
-        self.statics = Some((Arc::clone(&scene.meshes), buffers));
+        let vertices = wgpu::util::DeviceExt::create_buffer_init(
+            &self.device,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("static surfaces"),
+                contents: bytemuck::cast_slice(&scene.meshes.vertices),
+                usage: wgpu::BufferUsages::VERTEX,
+            },
+        );
+        self.statics = Some((Arc::clone(&scene.meshes), vertices));
     }
 
     /// Renders `scene` as the camera `params` on `own` sees it (its own box is not drawn) and
@@ -469,10 +270,31 @@ impl Renderer {
             .map_err(|_| CameraError::Readback("target pool poisoned".into()))?
             .get_mut(&(w, h))
             .and_then(Vec::pop);
-        let mut t = free.unwrap_or_else(|| Targets::new(&self.device, &self.layout, w, h));
+        let mut t =
+            free.unwrap_or_else(|| Targets::new(&self.device, &self.pipelines.layout, w, h));
         self.queue
             .write_buffer(&t.globals, 0, bytemuck::bytes_of(&globals));
         t.write_instances(&self.device, &self.queue, &instances);
+        // The static surfaces in view, nearest first: a fragment behind what is already drawn
+        // fails the depth test before it is shaded, which on a CPU rasterizer is most of the
+        // cost of a frame. All of them go in one indexed draw, in that order (lavapipe pays
+        // for each draw call in its one-threaded front end; the triangles and their order, so
+        // the image, are those of a draw per surface).
+        let indices = self.statics.as_ref().map_or_else(Vec::new, |(meshes, _)| {
+            let mut visible: Vec<(f32, &StaticPart)> = meshes
+                .parts
+                .iter()
+                .filter(|m| in_view(&view_proj, &m.bounds))
+                .map(|m| (((m.bounds.0 + m.bounds.1) * 0.5).distance_squared(eye), m))
+                .collect();
+            visible.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut indices = Vec::with_capacity(visible.iter().map(|v| v.1.count as usize).sum());
+            for (_, part) in visible {
+                indices.extend(part.first..part.first + part.count);
+            }
+            indices
+        });
+        t.write_indices(&self.device, &self.queue, &indices);
         let recorded = self.recorded.get_or_insert_with(|| Recorded {
             draws: self.device.create_command_encoder(&Default::default()),
             copies: self.device.create_command_encoder(&Default::default()),
@@ -527,28 +349,17 @@ impl Renderer {
                     timestamp_writes: None,
                     occlusion_query_set: None,
                 });
-            pass.set_pipeline(if colour_only {
-                &self.colour_pipeline
-            } else {
-                &self.pipeline
-            });
             pass.set_bind_group(0, &t.bind_group, &[]);
-            // The static meshes in view first, nearest first, then the boxes (the ground
-            // last): a fragment behind what is already drawn fails the depth test before it is
-            // shaded, which on a CPU rasterizer is most of the cost of a frame.
-            if let Some((_, meshes)) = &self.statics {
-                let mut visible: Vec<(f32, &StaticBuffers)> = meshes
-                    .iter()
-                    .filter(|m| in_view(&view_proj, &m.bounds))
-                    .map(|m| (((m.bounds.0 + m.bounds.1) * 0.5).distance_squared(eye), m))
-                    .collect();
-                visible.sort_by(|a, b| a.0.total_cmp(&b.0));
-                for (_, mesh) in visible {
-                    pass.set_vertex_buffer(0, mesh.vertices.slice(..));
-                    pass.set_vertex_buffer(1, mesh.instance.slice(..));
-                    pass.draw(0..mesh.count, 0..1);
-                }
+            // The static surfaces first, then the boxes (the ground last).
+            if let (Some((_, vertices)), Some(index_buffer), false) =
+                (&self.statics, &t.indices, indices.is_empty())
+            {
+                pass.set_pipeline(self.pipelines.statics(colour_only));
+                pass.set_vertex_buffer(0, vertices.slice(..));
+                pass.set_index_buffer(index_buffer.slice(..), wgpu::IndexFormat::Uint32);
+                pass.draw_indexed(0..indices.len() as u32, 0, 0..1);
             }
+            pass.set_pipeline(self.pipelines.boxes(colour_only));
             if let (Some(buffer), false) = (&t.instances, instances.is_empty()) {
                 pass.set_vertex_buffer(0, self.cube.slice(..));
                 pass.set_vertex_buffer(1, buffer.slice(..));

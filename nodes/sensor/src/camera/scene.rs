@@ -6,23 +6,65 @@ use std::sync::Arc;
 
 use convoy_world::World;
 
-use super::gpu::{InstanceRaw, Vertex};
+use super::gpu::{InstanceRaw, StaticVertex};
 use super::*;
 
-/// One static surface to draw: its triangles (three vertices each, with the face normal) and
-/// the one instance (identity transform, colour, class) they are drawn with.
-pub(super) struct MeshDraw {
-    pub(super) vertices: Vec<Vertex>,
-    pub(super) instance: InstanceRaw,
-    /// Smallest and largest corner of the box around the vertices (world frame): a mesh whose
-    /// box is outside the camera's view is not drawn.
+/// The world's static surfaces, as the camera draws them: every surface's flat-shaded triangles
+/// in one vertex list (uploaded once), and per surface where its vertices are and the box
+/// around them (a surface whose box is outside the camera's view is not drawn).
+pub(super) struct StaticMeshes {
+    pub(super) vertices: Vec<StaticVertex>,
+    pub(super) parts: Vec<StaticPart>,
+}
+
+/// One surface of [`StaticMeshes`].
+pub(super) struct StaticPart {
+    /// Its vertices: `first..first + count`.
+    pub(super) first: u32,
+    pub(super) count: u32,
+    /// Smallest and largest corner of the box around its vertices (world frame).
     pub(super) bounds: (Vec3, Vec3),
 }
 
-/// Flat-shaded triangles of a surface; normals face up where the face is not vertical (both
-/// faces are drawn, and the light comes from above).
-fn flat_vertices(mesh: &convoy_world::SurfaceMesh) -> Vec<Vertex> {
-    let mut out = Vec::with_capacity(mesh.triangles.len() * 3);
+impl StaticMeshes {
+    fn new(world: &World) -> StaticMeshes {
+        let mut vertices = Vec::new();
+        let mut parts = Vec::new();
+        for surface in &world.surfaces {
+            let [r, g, b] = surface.colour;
+            let first = vertices.len();
+            let class = u32::from(surface.material.semantic_class());
+            flat_vertices(&surface.mesh, [r, g, b, 1.0], class, &mut vertices);
+            let added = &vertices[first..];
+            if added.is_empty() {
+                continue;
+            }
+            let bounds = added.iter().fold(
+                (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+                |(lo, hi), v| {
+                    let p = Vec3::from(v.position);
+                    (lo.min(p), hi.max(p))
+                },
+            );
+            parts.push(StaticPart {
+                first: first as u32,
+                count: added.len() as u32,
+                bounds,
+            });
+        }
+        StaticMeshes { vertices, parts }
+    }
+}
+
+/// Flat-shaded triangles of a surface, appended to `out` in its colour and class; normals
+/// face up where the face is not vertical (both faces are drawn, and the light comes from
+/// above).
+fn flat_vertices(
+    mesh: &convoy_world::SurfaceMesh,
+    colour: [f32; 4],
+    class: u32,
+    out: &mut Vec<StaticVertex>,
+) {
     for t in &mesh.triangles {
         let corners = t.map(|i| {
             mesh.vertices.get(i as usize).map_or(Vec3::ZERO, |v| {
@@ -38,13 +80,14 @@ fn flat_vertices(mesh: &convoy_world::SurfaceMesh) -> Vec<Vertex> {
             n = -n;
         }
         for c in corners {
-            out.push(Vertex {
+            out.push(StaticVertex {
                 position: c.to_array(),
                 normal: n.to_array(),
+                colour,
+                class,
             });
         }
     }
-    out
 }
 
 /// One box to draw.
@@ -61,7 +104,7 @@ pub(super) struct BoxInstance {
 pub struct CameraScene {
     pub(super) statics: Vec<BoxInstance>,
     /// Shared so a renderer can tell a scene it already uploaded (by pointer) from a new one.
-    pub(super) meshes: Arc<Vec<MeshDraw>>,
+    pub(super) meshes: Arc<StaticMeshes>,
     pub(super) agents: BTreeMap<String, BoxInstance>,
 }
 
@@ -119,32 +162,7 @@ impl CameraScene {
                 )
             })
             .collect();
-        let meshes = world
-            .surfaces
-            .iter()
-            .map(|surface| {
-                let [r, g, b] = surface.colour;
-                let vertices = flat_vertices(&surface.mesh);
-                let bounds = vertices.iter().fold(
-                    (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
-                    |(lo, hi), v| {
-                        let p = Vec3::from(v.position);
-                        (lo.min(p), hi.max(p))
-                    },
-                );
-                MeshDraw {
-                    vertices,
-                    bounds,
-                    instance: InstanceRaw {
-                        model: Mat4::IDENTITY.to_cols_array_2d(),
-                        colour: [r, g, b, 1.0],
-                        class: u32::from(surface.material.semantic_class()),
-                        _pad: [0; 3],
-                    },
-                }
-            })
-            .filter(|m| !m.vertices.is_empty())
-            .collect();
+        let meshes = StaticMeshes::new(world);
         CameraScene {
             statics,
             meshes: Arc::new(meshes),

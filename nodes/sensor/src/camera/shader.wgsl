@@ -40,6 +40,26 @@ fn vs_main(
     return out;
 }
 
+// The world's static surfaces, all in one draw: in the world frame already (no model
+// transform), each vertex with its surface's colour and class. The same light as vs_main's
+// with an identity model, so a surface looks as it did drawn as an instance.
+@vertex
+fn vs_static(
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) colour: vec4<f32>,
+    @location(3) class_id: u32,
+) -> VsOut {
+    let n = normalize(normal);
+    let diffuse = max(dot(n, -g.light.xyz), 0.0);
+    var out: VsOut;
+    out.clip = g.view_proj * vec4<f32>(position, 1.0);
+    out.world = position;
+    out.lit = colour.rgb * (0.35 + 0.65 * diffuse);
+    out.class_id = class_id;
+    return out;
+}
+
 struct FsOut {
     @location(0) colour: vec4<f32>,
     @location(1) depth: f32,

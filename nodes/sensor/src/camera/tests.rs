@@ -253,7 +253,7 @@ fn the_cpu_adapter_is_lavapipe_and_a_gpu_that_is_not_there_is_a_clear_error() {
     let hardware = wgpu::Instance::default()
         .enumerate_adapters(wgpu::Backends::VULKAN | wgpu::Backends::METAL)
         .iter()
-        .any(|a| AdapterChoice::Gpu.takes(a.get_info().device_type));
+        .any(|a| takes(AdapterChoice::Gpu, a.get_info().device_type));
     match Renderer::with_adapter(AdapterChoice::Gpu) {
         Ok(gpu) => assert!(hardware, "no GPU here, yet {} was taken", gpu.adapter),
         Err(e) => {
