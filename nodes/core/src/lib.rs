@@ -21,4 +21,5 @@ pub mod schedule;
 pub mod sensor_catalogue;
 pub mod status;
 pub mod topics;
+pub mod views;
 pub mod world;

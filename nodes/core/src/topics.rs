@@ -146,6 +146,10 @@ pub const WORLD_REQUEST: &str = "convoy/world/request";
 pub const WORLD_REPLY: &str = "convoy/world/reply";
 pub const BENCH_PING: &str = "convoy/bench/ping";
 pub const BENCH_PONG: &str = "convoy/bench/pong";
+/// The latency bench's large samples (64 KiB and up): like images and clouds, and unlike
+/// the small pings, these take the shared-memory lane to a reader on the same host.
+pub const BENCH_LARGE_PING: &str = "convoy/bench/large/ping";
+pub const BENCH_LARGE_PONG: &str = "convoy/bench/large/pong";
 /// `convoy bench images`: camera-sized images and lidar-sized point clouds.
 pub const BENCH_IMAGE: &str = "convoy/bench/image";
 pub const BENCH_CLOUD: &str = "convoy/bench/cloud";
@@ -184,6 +188,14 @@ pub fn bench_ping() -> Topic<BenchSample> {
 
 pub fn bench_pong() -> Topic<BenchSample> {
     Topic::new(BENCH_PONG, TopicClass::Bench)
+}
+
+pub fn bench_large_ping() -> Topic<BenchSample> {
+    Topic::new(BENCH_LARGE_PING, TopicClass::Bench)
+}
+
+pub fn bench_large_pong() -> Topic<BenchSample> {
+    Topic::new(BENCH_LARGE_PONG, TopicClass::Bench)
 }
 
 /// `convoy/agent/<a>/state`
@@ -230,6 +242,8 @@ pub enum KnownTopic {
     WorldReply,
     BenchPing,
     BenchPong,
+    BenchLargePing,
+    BenchLargePong,
     AgentState {
         agent: String,
     },
@@ -256,6 +270,8 @@ impl KnownTopic {
             WORLD_REPLY => Some(KnownTopic::WorldReply),
             BENCH_PING => Some(KnownTopic::BenchPing),
             BENCH_PONG => Some(KnownTopic::BenchPong),
+            BENCH_LARGE_PING => Some(KnownTopic::BenchLargePing),
+            BENCH_LARGE_PONG => Some(KnownTopic::BenchLargePong),
             _ => None,
         };
         if let Some(topic) = fixed {
@@ -294,7 +310,10 @@ impl KnownTopic {
             KnownTopic::Nodes => TopicClass::Status,
             KnownTopic::Assignments => TopicClass::Assignment,
             KnownTopic::WorldRequest | KnownTopic::WorldReply => TopicClass::World,
-            KnownTopic::BenchPing | KnownTopic::BenchPong => TopicClass::Bench,
+            KnownTopic::BenchPing
+            | KnownTopic::BenchPong
+            | KnownTopic::BenchLargePing
+            | KnownTopic::BenchLargePong => TopicClass::Bench,
             KnownTopic::AgentState { .. } => TopicClass::State,
             KnownTopic::AgentControl { .. } => TopicClass::Control,
             KnownTopic::Sensor { .. } => TopicClass::Sensor,
@@ -311,7 +330,10 @@ impl KnownTopic {
             KnownTopic::Assignments => SensorAssignment::TYPE_NAME,
             KnownTopic::WorldRequest => WorldRequest::TYPE_NAME,
             KnownTopic::WorldReply => WorldReply::TYPE_NAME,
-            KnownTopic::BenchPing | KnownTopic::BenchPong => BenchSample::TYPE_NAME,
+            KnownTopic::BenchPing
+            | KnownTopic::BenchPong
+            | KnownTopic::BenchLargePing
+            | KnownTopic::BenchLargePong => BenchSample::TYPE_NAME,
             KnownTopic::AgentState { .. } => AgentState::TYPE_NAME,
             KnownTopic::AgentControl { .. } => Control::TYPE_NAME,
             KnownTopic::Sensor { .. } => return None,

@@ -16,7 +16,7 @@ use convoy_core::qos::QosSpec;
 use convoy_core::topics::{Topic, TopicClass};
 
 use super::images::{topic_for, WARMUP_SEQ};
-use super::payload::{wall_ns, BenchPayload, Pattern, Shape};
+use super::payload::{wall_ns, Pattern, Shape, ViewParts};
 use super::ConvoyArgs;
 use crate::args::{ImageReader, ImagesBenchArgs};
 use crate::launch::HostAddress;
@@ -209,7 +209,7 @@ pub(super) fn sink(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs) -
     }
 }
 
-fn sink_loop<M: BenchPayload>(
+fn sink_loop<M: ViewParts>(
     node: &Node,
     topic: &str,
     shape: Shape,
@@ -242,9 +242,14 @@ fn sink_loop<M: BenchPayload>(
                 break;
             }
         }
-        for sample in subscriber.take_wait(16, Duration::from_millis(50)) {
-            let now = wall_ns();
-            let (seq, stamp, data) = sample.value.parts();
+        // Each sample is checked where it lies (a same-host writer's ring slot: no copy of
+        // the image out of it); only the outcome leaves the view.
+        let checked = subscriber.take_views_wait(16, Duration::from_millis(50), |_, view| {
+            let (seq, stamp, data) = M::view_parts(&view);
+            let whole = seq != WARMUP_SEQ && data == pattern.sample(seq);
+            (seq, stamp, whole, wall_ns())
+        });
+        for (seq, stamp, whole, now) in checked {
             if seq == WARMUP_SEQ {
                 if !ready {
                     writeln!(out, "READY")?;
@@ -252,7 +257,6 @@ fn sink_loop<M: BenchPayload>(
                 }
                 continue;
             }
-            let whole = data == pattern.sample(seq);
             writeln!(
                 out,
                 "RECV {seq} {:.1} {}",

@@ -297,6 +297,7 @@ fn send<M: BenchPayload>(
     let mut last_write = start;
     let mut sent = 0u64;
     let mut last_progress = Instant::now();
+    let mut message = M::build(shape, 0, 0, pattern.sample(0).to_vec());
     for seq in 0..args.count {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -307,21 +308,16 @@ fn send<M: BenchPayload>(
                 std::thread::sleep(wait);
             }
         }
-        let data = pattern.sample(seq).to_vec();
         last_write = Instant::now();
-        let message = M::build(shape, seq, wall_ns(), data);
         // A reliable writer whose readers fall behind blocks here (back-pressure); a failed
         // write after max_blocking_time is retried until the bench's timeout, so a sample the
-        // writer could not place is never counted as lost by the reader.
+        // writer could not place is never counted as lost by the reader. The sample's bytes go
+        // straight into a same-host reader's shared-memory slot (as a camera's pixels do), or
+        // into one message refilled in place for DDS readers.
         let give_up = Instant::now() + match_timeout;
-        loop {
-            match publisher.write(message.clone()) {
-                Ok(()) => break,
-                Err(e) if Instant::now() < give_up && !stop.load(Ordering::Relaxed) => {
-                    tracing::debug!("write of sample {seq} waits: {e}");
-                }
-                Err(e) => bail!("write of sample {seq} failed: {e}"),
-            }
+        let sample = (seq, wall_ns(), pattern.sample(seq));
+        if let Err(e) = M::write_as(&publisher, &mut message, sample, &stop, give_up) {
+            bail!("write of sample {seq} failed: {e}");
         }
         sent += 1;
         if last_progress.elapsed() > Duration::from_secs(2) {

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use convoy_core::dds::{PublishError, Publisher, Subscriber};
+use convoy_core::dds::{Node, PublishError, Publisher, Subscriber};
 use convoy_core::messages::BenchSample;
 use convoy_core::qos::QosSpec;
 use convoy_core::topics::{self, TopicClass};
@@ -24,6 +24,8 @@ use crate::launch::HostAddress;
 use crate::process::{spawn_until_ready, StopOnDrop};
 
 const MATCH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Payloads of this size and up go as large samples (`convoy/bench/large/...`).
+const LARGE_FROM: usize = 64 * 1024;
 /// Round trips before measuring each size (connection warm-up, allocator, caches).
 const WARMUP: Duration = Duration::from_millis(300);
 
@@ -128,9 +130,15 @@ fn between_namespaces(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) ->
 /// Answers every ping until a stop sample or Ctrl-C/SIGTERM.
 fn pong(domain: u32, qos: Option<&QosSpec>, delivery: Delivery) -> Result<()> {
     let node = crate::tool_node(domain, qos, "bench/pong")?;
-    let pings: Subscriber<BenchSample> = node.subscriber(&topics::bench_ping())?;
-    let pongs: Publisher<BenchSample> = node.publisher(&topics::bench_pong())?;
-    echo::pong(pings, pongs, delivery)
+    let small = (
+        node.subscriber(&topics::bench_ping())?,
+        node.publisher(&topics::bench_pong())?,
+    );
+    let large = (
+        node.subscriber(&topics::bench_large_ping())?,
+        node.publisher(&topics::bench_large_pong())?,
+    );
+    echo::pong(vec![small, large], delivery)
 }
 
 fn delivery_name(delivery: Delivery) -> &'static str {
@@ -163,24 +171,21 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
         node.qos().source(),
         TopicClass::Bench.profile_name()
     );
-    let pongs: Subscriber<BenchSample> = node.subscriber(&topics::bench_pong())?;
-    let pings: Publisher<BenchSample> = node.publisher(&topics::bench_ping())?;
     eprintln!("waiting for the pong side on domain {domain} ...");
     let match_timeout = Duration::from_secs_f64(args.match_timeout);
-    pings.wait_for_match(1, match_timeout)?;
-    pongs.wait_for_match(1, match_timeout)?;
-    let mut pinger = Pinger::new(pings, pongs, args.delivery);
+    let connect = |pings, pongs| connect(pings, pongs, args.delivery, match_timeout, &node);
+    let mut pinger = connect(topics::bench_ping(), topics::bench_pong())?;
+    // Sizes from LARGE_FROM go as large samples (on one host through shared memory), on
+    // their own topics, as images and clouds do.
+    let mut large = if args.sizes.iter().any(|s| *s >= LARGE_FROM) {
+        Some(connect(
+            topics::bench_large_ping(),
+            topics::bench_large_pong(),
+        )?)
+    } else {
+        None
+    };
     let loss_timeout = Duration::from_secs_f64(args.loss_timeout);
-    // The first answer proves the pong side's reader matched too (discovery is per endpoint).
-    let first_answer = Instant::now();
-    while pinger
-        .round_trip(&[0u8; 8], Duration::from_millis(200))?
-        .is_none()
-    {
-        if first_answer.elapsed() > match_timeout {
-            bail!("the pong side matched but never answered within {match_timeout:?}");
-        }
-    }
 
     println!(
         "convoy bench latency: domain {domain}, QoS {label}, delivery {}",
@@ -193,7 +198,11 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
     let mut rows = Vec::new();
     let mut samples = Vec::new();
     for &size in &args.sizes {
-        let (row, rtts) = measure_size(&mut pinger, size, args, loss_timeout, &label)?;
+        let sized = match large.as_mut() {
+            Some(large) if size >= LARGE_FROM => large,
+            _ => &mut pinger,
+        };
+        let (row, rtts) = measure_size(sized, size, args, loss_timeout, &label)?;
         samples.extend(
             rtts.into_iter()
                 .map(|rtt| vec![size.to_string(), format!("{rtt:.1}")]),
@@ -248,6 +257,35 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
         eprintln!("wrote {}", out.display());
     }
     Ok(())
+}
+
+/// A pinger on `pings`/`pongs`, once the pong side's endpoints matched and it answered.
+fn connect(
+    pings: topics::Topic<BenchSample>,
+    pongs: topics::Topic<BenchSample>,
+    delivery: Delivery,
+    match_timeout: Duration,
+    node: &Node,
+) -> Result<Pinger> {
+    let answers: Subscriber<BenchSample> = node.subscriber(&pongs)?;
+    let writes: Publisher<BenchSample> = node.publisher(&pings)?;
+    writes.wait_for_match(1, match_timeout)?;
+    answers.wait_for_match(1, match_timeout)?;
+    let mut pinger = Pinger::new(writes, answers, delivery);
+    // The first answer proves the pong side's reader matched too (discovery is per endpoint).
+    let first_answer = Instant::now();
+    while pinger
+        .round_trip(&[0u8; 8], Duration::from_millis(200))?
+        .is_none()
+    {
+        if first_answer.elapsed() > match_timeout {
+            bail!(
+                "the pong side matched {} but never answered within {match_timeout:?}",
+                pings.name()
+            );
+        }
+    }
+    Ok(pinger)
 }
 
 fn measure_size(

@@ -3,10 +3,13 @@
 //! and ROS 2's) that carry a sequence number, a wall-clock stamp and the bytes.
 
 use std::str::FromStr;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::AtomicBool;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use convoy_bridge::ros_msgs;
+use convoy_core::dds::{PublishError, Publisher, TrailingBytes};
 use convoy_core::messages::{self, Message, PointFieldType, SensorHeader};
+use convoy_core::views::{ImageView, PointCloudView, Viewable};
 
 /// Bytes per lidar point: x, y, z, intensity as f32.
 const POINT_STEP: u32 = 16;
@@ -113,6 +116,22 @@ impl Pattern {
 /// A type the bench can send: it carries a sequence number, a wall-clock stamp and the bytes.
 pub(crate) trait BenchPayload: Message {
     fn build(shape: Shape, seq: u64, stamp_ns: i64, data: Vec<u8>) -> Self;
+    /// Makes this sample the one `build` would make with `data` (as long as the bytes it
+    /// carries), reusing its buffer.
+    fn refill(&mut self, seq: u64, stamp_ns: i64, data: &[u8]);
+    /// Writes `message` refilled as sample `seq` with `data`, waiting out a full reliable
+    /// history until `give_up`: refilled in place and written from there, or (convoy's own
+    /// types) with `data` copied straight into the same-host readers' shared-memory slot.
+    fn write_as(
+        publisher: &Publisher<Self>,
+        message: &mut Self,
+        (seq, stamp_ns, data): (u64, i64, &[u8]),
+        stop: &AtomicBool,
+        give_up: Instant,
+    ) -> Result<(), PublishError> {
+        message.refill(seq, stamp_ns, data);
+        publisher.write_ref_patiently(message, stop, Some(give_up))
+    }
     /// (sequence number, stamp, payload bytes)
     fn parts(&self) -> (u64, i64, &[u8]);
 }
@@ -131,6 +150,19 @@ impl BenchPayload for messages::Image {
     }
     fn parts(&self) -> (u64, i64, &[u8]) {
         (self.header.seq, self.header.stamp_ns, &self.data)
+    }
+    fn refill(&mut self, seq: u64, stamp_ns: i64, data: &[u8]) {
+        self.header = bench_header(seq, stamp_ns);
+        refill_bytes(&mut self.data, data);
+    }
+    fn write_as(
+        publisher: &Publisher<Self>,
+        message: &mut Self,
+        sample: (u64, i64, &[u8]),
+        stop: &AtomicBool,
+        give_up: Instant,
+    ) -> Result<(), PublishError> {
+        write_filled(publisher, message, sample, stop, give_up)
     }
 }
 
@@ -155,6 +187,61 @@ impl BenchPayload for messages::PointCloud {
     fn parts(&self) -> (u64, i64, &[u8]) {
         (self.header.seq, self.header.stamp_ns, &self.data)
     }
+    fn refill(&mut self, seq: u64, stamp_ns: i64, data: &[u8]) {
+        self.header = bench_header(seq, stamp_ns);
+        refill_bytes(&mut self.data, data);
+    }
+    fn write_as(
+        publisher: &Publisher<Self>,
+        message: &mut Self,
+        sample: (u64, i64, &[u8]),
+        stop: &AtomicBool,
+        give_up: Instant,
+    ) -> Result<(), PublishError> {
+        write_filled(publisher, message, sample, stop, give_up)
+    }
+}
+
+/// [`BenchPayload::write_as`] for convoy's own types: the bytes go straight into the slot.
+fn write_filled<M: BenchPayload + TrailingBytes>(
+    publisher: &Publisher<M>,
+    message: &mut M,
+    (seq, stamp_ns, data): (u64, i64, &[u8]),
+    stop: &AtomicBool,
+    give_up: Instant,
+) -> Result<(), PublishError> {
+    message.refill(seq, stamp_ns, &[]);
+    publisher.write_filled(
+        message,
+        data.len(),
+        |out| out.copy_from_slice(data),
+        stop,
+        Some(give_up),
+    )
+}
+
+/// A convoy payload type read in place by the bench's convoy reader.
+pub(crate) trait ViewParts: BenchPayload + Viewable {
+    /// [`BenchPayload::parts`] of a view.
+    fn view_parts<'a>(view: &'a Self::View<'_>) -> (u64, i64, &'a [u8]);
+}
+
+impl ViewParts for messages::Image {
+    fn view_parts<'a>(view: &'a ImageView<'_>) -> (u64, i64, &'a [u8]) {
+        (view.header.seq, view.header.stamp_ns, view.data)
+    }
+}
+
+impl ViewParts for messages::PointCloud {
+    fn view_parts<'a>(view: &'a PointCloudView<'_>) -> (u64, i64, &'a [u8]) {
+        (view.header.seq, view.header.stamp_ns, view.data)
+    }
+}
+
+/// `buf` made `data`, in the allocation it has.
+fn refill_bytes(buf: &mut Vec<u8>, data: &[u8]) {
+    buf.clear();
+    buf.extend_from_slice(data);
 }
 
 fn bench_header(seq: u64, stamp_ns: i64) -> SensorHeader {
@@ -184,6 +271,10 @@ impl BenchPayload for ros_msgs::Image {
     fn parts(&self) -> (u64, i64, &[u8]) {
         ros_parts(&self.header, &self.data)
     }
+    fn refill(&mut self, seq: u64, stamp_ns: i64, data: &[u8]) {
+        self.header = ros_header(seq, stamp_ns);
+        refill_bytes(&mut self.data, data);
+    }
 }
 
 impl BenchPayload for ros_msgs::PointCloud2 {
@@ -212,6 +303,10 @@ impl BenchPayload for ros_msgs::PointCloud2 {
     }
     fn parts(&self) -> (u64, i64, &[u8]) {
         ros_parts(&self.header, &self.data)
+    }
+    fn refill(&mut self, seq: u64, stamp_ns: i64, data: &[u8]) {
+        self.header = ros_header(seq, stamp_ns);
+        refill_bytes(&mut self.data, data);
     }
 }
 

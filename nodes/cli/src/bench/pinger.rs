@@ -8,6 +8,7 @@
 //! which often ran at once, before the receive thread had left the channel's lock or the
 //! writer's, and each such meeting cost two more context switches inside the next round trip.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +16,7 @@ use anyhow::{bail, Result};
 use convoy_core::dds::{PublishError, Publisher, Subscriber};
 use convoy_core::messages::BenchSample;
 
-use super::echo::Answers;
+use super::echo::{Answer, Answers};
 use crate::args::Delivery;
 
 /// How often the main thread looks at a chain of pings: the clock and lost pings only.
@@ -30,6 +31,8 @@ pub struct Measured {
 
 pub struct Pinger {
     pings: Arc<Publisher<BenchSample>>,
+    /// The ping this thread refills for every round trip it writes.
+    message: BenchSample,
     answers: Answers,
     chain: Arc<Mutex<Chain>>,
     /// Whether answers come to a listener, which can then write the next ping.
@@ -45,6 +48,8 @@ struct Chain {
     in_flight: Option<(u64, Instant)>,
     /// While set, each answer to the ping in flight writes the next one with this payload.
     payload: Option<Vec<u8>>,
+    /// The ping refilled for every write.
+    message: BenchSample,
     /// The chain stops after this many round trips.
     limit: usize,
     rtts_us: Vec<f64>,
@@ -61,14 +66,14 @@ impl Chain {
         pings: &Publisher<BenchSample>,
         epoch: Instant,
     ) -> Result<(), PublishError> {
-        let Some(payload) = self.payload.clone() else {
+        if self.payload.is_none() {
             return Ok(());
-        };
+        }
         let seq = self.take_seq();
         let sent = Instant::now();
-        let ping = ping(seq, sent, epoch, payload);
         self.in_flight = Some((seq, sent));
-        let written = pings.write(ping);
+        let payload = self.payload.as_deref().unwrap_or_default();
+        let written = write_ping(pings, &mut self.message, (seq, sent, epoch), payload);
         if written.is_err() {
             self.payload = None;
         }
@@ -85,7 +90,7 @@ impl Chain {
     /// chain is at its limit; any other answer is left for the main thread (false).
     fn answered(
         &mut self,
-        answer: &BenchSample,
+        answer: &Answer,
         arrived: Instant,
         pings: &Publisher<BenchSample>,
         epoch: Instant,
@@ -107,12 +112,26 @@ impl Chain {
     }
 }
 
-fn ping(seq: u64, sent: Instant, epoch: Instant, payload: Vec<u8>) -> BenchSample {
-    BenchSample {
-        seq,
-        sent_ns: sent.duration_since(epoch).as_nanos() as i64,
-        payload,
-    }
+/// Writes ping `seq`, sent at `sent`, with `payload` from `message` refilled: on one host the
+/// payload goes straight into the ping's shared-memory slot. A full writer history fails at
+/// once (a listener writes pings too, and must not block).
+fn write_ping(
+    pings: &Publisher<BenchSample>,
+    message: &mut BenchSample,
+    (seq, sent, epoch): (u64, Instant, Instant),
+    payload: &[u8],
+) -> Result<(), PublishError> {
+    message.seq = seq;
+    message.sent_ns = sent.duration_since(epoch).as_nanos() as i64;
+    let never = AtomicBool::new(false);
+    message.payload.clear();
+    pings.write_filled(
+        message,
+        payload.len(),
+        |out| out.copy_from_slice(payload),
+        &never,
+        Some(sent),
+    )
 }
 
 fn micros(d: Duration) -> f64 {
@@ -130,7 +149,7 @@ impl Pinger {
         let epoch = Instant::now();
         let on_answer = {
             let (chain, pings) = (Arc::clone(&chain), Arc::clone(&pings));
-            move |answer: &BenchSample, arrived: Instant| match chain.lock() {
+            move |answer: &Answer, arrived: Instant| match chain.lock() {
                 Ok(mut chain) => chain.answered(answer, arrived, &pings, epoch),
                 Err(_) => false,
             }
@@ -138,6 +157,7 @@ impl Pinger {
         Pinger {
             answers: Answers::new(pongs, delivery, on_answer),
             pings,
+            message: BenchSample::default(),
             chain,
             chains: delivery == Delivery::Listener,
             epoch,
@@ -154,7 +174,7 @@ impl Pinger {
     }
 
     /// The next answer that no chain took, and when it arrived.
-    pub fn next_answer(&mut self, timeout: Duration) -> Option<(BenchSample, Instant)> {
+    pub fn next_answer(&mut self, timeout: Duration) -> Option<(Answer, Instant)> {
         self.answers.next(timeout)
     }
 
@@ -163,8 +183,12 @@ impl Pinger {
     pub fn round_trip(&mut self, payload: &[u8], timeout: Duration) -> Result<Option<f64>> {
         let seq = self.lock_chain()?.take_seq();
         let sent = Instant::now();
-        self.pings
-            .write(ping(seq, sent, self.epoch, payload.to_vec()))?;
+        write_ping(
+            &self.pings,
+            &mut self.message,
+            (seq, sent, self.epoch),
+            payload,
+        )?;
         let until = sent + timeout;
         loop {
             let now = Instant::now();

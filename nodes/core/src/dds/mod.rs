@@ -33,10 +33,10 @@ use crate::qos::QosError;
 use crate::topics::TopicClass;
 
 pub use node::{Node, Participant};
-pub use publisher::{PublishError, Publisher};
+pub use publisher::{PublishError, Publisher, TrailingBytes};
 /// Ends a [`WaitSet::wait`] from another thread ([`WaitSet::waker`]).
 pub use rustdds::mio1::Waker;
-pub use subscriber::{Listening, ReaderStats, Received, SampleStream, Subscriber};
+pub use subscriber::{Listening, ReaderStats, Received, SampleStream, Subscriber, ViewInfo};
 pub use transport::{TransportError, TransportSettings};
 pub use waitset::{ReaderToken, WaitSet};
 

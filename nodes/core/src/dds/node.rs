@@ -152,7 +152,7 @@ impl Node {
     /// topic also its shared-memory lane to same-host readers (`shm_lane`).
     pub fn publisher<M: Message>(&self, topic: &Topic<M>) -> Result<Publisher<M>, EndpointError> {
         let (endpoint, dds_topic) = self.endpoint(topic, Side::Writer, None)?;
-        let Some((host, run)) = lane_for::<M>() else {
+        let Some((host, run)) = lane_for(topic) else {
             return Publisher::create(endpoint, &self.participant.inner.publisher, &dds_topic);
         };
         let depth = shm_lane::depth_of(&endpoint.qos);
@@ -177,7 +177,7 @@ impl Node {
         depth: Option<u32>,
     ) -> Result<Subscriber<M>, EndpointError> {
         let (endpoint, dds_topic) = self.endpoint(topic, Side::Reader, depth)?;
-        let Some((host, _)) = lane_for::<M>() else {
+        let Some((host, _)) = lane_for(topic) else {
             return Subscriber::create(endpoint, &self.participant.inner.subscriber, &dds_topic);
         };
         let (lane, lane_topic) = self.lane_endpoint(topic, &endpoint, Side::Reader, depth, host)?;
@@ -333,9 +333,9 @@ pub(super) fn deepened(mut qos: crate::qos::EndpointQos, depth: u32) -> crate::q
     qos
 }
 
-/// The host key and ring run name when `M`'s samples take a shared-memory lane here.
-fn lane_for<M: Message>() -> Option<&'static (String, String)> {
-    if shm_lane::rides_shm(M::TYPE_NAME) {
+/// The host key and ring run name when `topic`'s samples take a shared-memory lane here.
+fn lane_for<M: Message>(topic: &Topic<M>) -> Option<&'static (String, String)> {
+    if shm_lane::rides_shm(M::TYPE_NAME, topic.name()) {
         shm_lane::lane_host()
     } else {
         None

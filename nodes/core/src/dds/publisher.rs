@@ -85,6 +85,50 @@ impl<M: Message> Publisher<M> {
         }
     }
 
+    /// Publishes `message` with its trailing byte array (an image's pixels, a cloud's points)
+    /// made by `fill`, `len` bytes, instead of the array `message` holds: where every reader
+    /// takes this topic through shared memory, `fill` writes straight into the ring's slot
+    /// (a camera's pixels are converted into the slot, with no buffer and copy in between);
+    /// otherwise into `message`'s own array, which is then written as by
+    /// [`Publisher::write_ref_patiently`] (with `stop` and `give_up`). Either way `message`
+    /// keeps its array's allocation for the next call, holding what was sent when it went
+    /// over DDS.
+    pub fn write_filled(
+        &self,
+        message: &mut M,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+        stop: &std::sync::atomic::AtomicBool,
+        give_up: Option<Instant>,
+    ) -> Result<(), PublishError>
+    where
+        M: TrailingBytes,
+    {
+        if self.endpoint.matched() == 0 {
+            if let Some(lane) = &self.lane {
+                if let Ok(mut lane) = lane.lock() {
+                    if lane.wanted() {
+                        let bytes = std::mem::take(message.trailing_bytes());
+                        let written = write_trailing_into(
+                            &mut lane,
+                            &self.endpoint.topic,
+                            message,
+                            len,
+                            fill,
+                        );
+                        *message.trailing_bytes() = bytes;
+                        return written;
+                    }
+                }
+            }
+        }
+        let data = message.trailing_bytes();
+        data.clear();
+        data.resize(len, 0);
+        fill(data);
+        self.write_ref_patiently(message, stop, give_up)
+    }
+
     /// The lane's part of a write, and whether DDS still has readers to serve.
     fn write_lane(&self, message: &M) -> Result<LaneWrite, PublishError> {
         let Some(lane) = &self.lane else {
@@ -139,22 +183,35 @@ impl<M: Message> Publisher<M> {
         message: M,
         stop: &std::sync::atomic::AtomicBool,
     ) -> Result<(), PublishError> {
+        self.write_ref_patiently(&message, stop, None)
+    }
+
+    /// [`Publisher::write_patiently`] from a borrowed sample (copied only for DDS readers: a
+    /// writer whose readers all take it through shared memory copies it once, into the ring),
+    /// giving up at `give_up` too.
+    pub fn write_ref_patiently(
+        &self,
+        message: &M,
+        stop: &std::sync::atomic::AtomicBool,
+        give_up: Option<Instant>,
+    ) -> Result<(), PublishError> {
         // The lane never blocks: it is written once, and only the DDS part waits.
-        if let LaneWrite::Only = self.write_lane(&message)? {
+        if let LaneWrite::Only = self.write_lane(message)? {
             return Ok(());
         }
         let mut reported = false;
         loop {
             match self.write_dds(message.clone()) {
                 Err(PublishError::WouldBlock { topic }) => {
+                    let late = give_up.is_some_and(|t| Instant::now() >= t);
+                    if late || stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Err(PublishError::WouldBlock { topic });
+                    }
                     if !reported {
                         reported = true;
                         tracing::warn!(
                             "{topic}: a reader does not acknowledge (a node that died?); retrying"
                         );
-                    }
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        return Err(PublishError::WouldBlock { topic });
                     }
                 }
                 other => return other,
@@ -217,4 +274,113 @@ enum LaneWrite {
     /// Every matched reader was served through the lane.
     Only,
     AlsoDds,
+}
+
+/// A message whose last member is a byte array (`sequence<octet>`): the encoded sample is the
+/// rest of the message, the array's length, then its bytes, so a writer can put the bytes
+/// straight where the sample goes ([`Publisher::write_filled`]).
+pub trait TrailingBytes: Message {
+    fn trailing_bytes(&mut self) -> &mut Vec<u8>;
+}
+
+impl TrailingBytes for crate::messages::Image {
+    fn trailing_bytes(&mut self) -> &mut Vec<u8> {
+        &mut self.data
+    }
+}
+
+impl TrailingBytes for crate::messages::PointCloud {
+    fn trailing_bytes(&mut self) -> &mut Vec<u8> {
+        &mut self.data
+    }
+}
+
+impl TrailingBytes for crate::messages::BenchSample {
+    fn trailing_bytes(&mut self) -> &mut Vec<u8> {
+        &mut self.payload
+    }
+}
+
+/// Writes `message` (its trailing array empty) with `len` bytes made by `fill` as its array
+/// into the lane: [`trailing_head`], then `fill` into the rest of the slot.
+fn write_trailing_into(
+    lane: &mut WriterLane,
+    topic: &str,
+    message: &impl TrailingBytes,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> Result<(), PublishError> {
+    let head = trailing_head(message, len).map_err(|reason| PublishError::Encode {
+        topic: topic.to_string(),
+        reason,
+    })?;
+    lane.write_with(head.len() + len, |slot| {
+        let (start, rest) = slot.split_at_mut(head.len());
+        start.copy_from_slice(&head);
+        fill(rest);
+        true
+    })
+}
+
+/// The encoded bytes of `message` (its trailing array empty) up to and with the count of a
+/// `len`-byte array: what comes before the array's bytes in the sample.
+fn trailing_head(message: &impl TrailingBytes, len: usize) -> Result<Vec<u8>, String> {
+    let mut head = super::wire::encode(message).map_err(|e| e.to_string())?;
+    // The head ends with the empty array's count (4 bytes, 0, aligned to 4: nothing follows).
+    let count_at = head
+        .len()
+        .checked_sub(4)
+        .filter(|at| head[*at..] == [0, 0, 0, 0])
+        .ok_or_else(|| "the message does not end with its byte array".to_string())?;
+    let count = u32::try_from(len).map_err(|_| format!("{len} bytes are too many for CDR"))?;
+    head[count_at..].copy_from_slice(&count.to_le_bytes());
+    Ok(head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::{BenchSample, Image, PointCloud, PointField, SensorHeader};
+
+    /// The head and the bytes are the sample as encoding it whole gives.
+    fn same_as_whole<M: TrailingBytes>(mut message: M) {
+        let whole = super::super::wire::encode(&message).expect("encode");
+        let data = std::mem::take(message.trailing_bytes());
+        let mut pieced = trailing_head(&message, data.len()).expect("head");
+        pieced.extend_from_slice(&data);
+        assert_eq!(pieced, whole, "{}", M::TYPE_NAME);
+    }
+
+    #[test]
+    fn a_trailing_array_written_after_its_head_is_the_whole_sample() {
+        let header = SensorHeader {
+            agent: "ego".into(),
+            sensor: "front".into(),
+            frame: 1,
+            stamp_ns: 2,
+            seq: 3,
+        };
+        for n in [0usize, 1, 3, 7, 4096] {
+            same_as_whole(Image {
+                header: header.clone(),
+                width: 1,
+                height: 1,
+                encoding: "rgb8".into(),
+                step: 3,
+                data: vec![7; n],
+            });
+            same_as_whole(PointCloud {
+                header: header.clone(),
+                point_count: 1,
+                point_step: 16,
+                fields: vec![PointField::default()],
+                data: vec![9; n],
+            });
+            same_as_whole(BenchSample {
+                seq: 5,
+                sent_ns: 6,
+                payload: vec![1; n],
+            });
+        }
+    }
 }

@@ -19,10 +19,18 @@ use super::endpoint::{for_both, Endpoint, Twin};
 use super::enforced::{expired, InstanceDeadlines, TimeFilter};
 use super::shm_lane::{LaneSample, ReaderLane};
 use super::waitset::{ReaderToken, WaitSet};
-use super::wire::{Wire, WireAdapter};
+use super::wire::{self, Wire, WireAdapter};
 use super::{EndpointError, WaitError};
 use crate::messages::Message;
 use crate::qos::EndpointQos;
+use crate::views::Viewable;
+
+/// Where a sample handed to [`Subscriber::take_views`]'s reader came from.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewInfo {
+    pub source_timestamp: Option<Timestamp>,
+    pub writer: GUID,
+}
 
 /// One sample as the application sees it.
 #[derive(Debug, Clone)]
@@ -150,25 +158,8 @@ impl<M: Message> Subscriber<M> {
 
     /// Takes up to `max` samples that are there now, without blocking.
     pub fn take(&mut self, max: usize) -> Vec<Received<M>> {
-        let mut raw: Vec<(M, SampleInfo)> = Vec::new();
-        let mut errors = 0;
-        while raw.len() < max && errors < MAX_ERRORS_PER_TAKE {
-            match self.take_raw(max - raw.len(), &mut raw) {
-                Ok(()) => break,
-                Err(rustdds::dds::ReadError::Deserialization { reason }) => {
-                    errors += 1;
-                    self.count_decode_error(&reason);
-                }
-                Err(rustdds::dds::ReadError::UnknownKey { .. }) => {}
-                Err(other) => {
-                    tracing::error!(topic = %self.endpoint.topic, "DDS read failed: {other}");
-                    break;
-                }
-            }
-            // rustdds has advanced past the bad sample: the loop reads what follows it.
-        }
-        self.count_gaps(&raw);
-        let mut got: Vec<LaneSample<M>> = raw
+        let mut got: Vec<LaneSample<M>> = self
+            .take_network(max)
             .into_iter()
             .map(|(value, info)| (value, info.source_timestamp(), info.writer_guid()))
             .collect();
@@ -187,41 +178,90 @@ impl<M: Message> Subscriber<M> {
         let now_ns = timestamp_ns(Timestamp::now());
         let mut out = Vec::with_capacity(got.len());
         for (value, source_timestamp, writer) in got {
-            let source_ns = source_timestamp.map(timestamp_ns);
-            if let (Some(lifespan), Some(source_ns)) = (self.endpoint.qos.lifespan, source_ns) {
-                if expired(lifespan, source_ns, now_ns) {
-                    self.stats.expired.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
+            if self.admit(&value.key(), source_timestamp, now, now_ns) {
+                out.push(Received {
+                    value,
+                    source_timestamp,
+                    writer,
+                });
             }
-            if let Some(deadlines) = self.deadlines.as_mut() {
-                let missed = deadlines.sample(value.key(), now);
-                self.stats
-                    .deadline_missed
-                    .fetch_add(missed, Ordering::Relaxed);
-            }
-            if let Some(filter) = self.time_filter.as_mut() {
-                if !filter.accept(value.key(), source_ns.unwrap_or(now_ns)) {
-                    self.stats.filtered.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-            }
-            self.stats.received.fetch_add(1, Ordering::Relaxed);
-            out.push(Received {
-                value,
-                source_timestamp,
-                writer,
-            });
         }
         self.observe_deadlines();
         out
     }
 
+    /// The samples rustdds has now (up to `max`), each decoded; ones that do not decode are
+    /// counted and skipped.
+    fn take_network(&mut self, max: usize) -> Vec<(M, SampleInfo)> {
+        let mut raw: Vec<(M, SampleInfo)> = Vec::new();
+        let mut errors = 0;
+        while raw.len() < max && errors < MAX_ERRORS_PER_TAKE {
+            match self.take_raw(max - raw.len(), &mut raw) {
+                Ok(()) => break,
+                Err(rustdds::dds::ReadError::Deserialization { reason }) => {
+                    errors += 1;
+                    self.count_decode_error(&reason);
+                }
+                Err(rustdds::dds::ReadError::UnknownKey { .. }) => {}
+                Err(other) => {
+                    tracing::error!(topic = %self.endpoint.topic, "DDS read failed: {other}");
+                    break;
+                }
+            }
+            // rustdds has advanced past the bad sample: the loop reads what follows it.
+        }
+        self.count_gaps(&raw);
+        raw
+    }
+
+    /// Whether a sample of instance `key` from `source_timestamp` is delivered: not when its
+    /// LIFESPAN has passed or the TIME_BASED_FILTER holds it back (each counted); a delivered
+    /// one is counted received and feeds the instance's deadline.
+    fn admit(
+        &mut self,
+        key: &M::Key,
+        source_timestamp: Option<Timestamp>,
+        now: Instant,
+        now_ns: i64,
+    ) -> bool {
+        let source_ns = source_timestamp.map(timestamp_ns);
+        if let (Some(lifespan), Some(source_ns)) = (self.endpoint.qos.lifespan, source_ns) {
+            if expired(lifespan, source_ns, now_ns) {
+                self.stats.expired.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+        }
+        if let Some(deadlines) = self.deadlines.as_mut() {
+            let missed = deadlines.sample(key.clone(), now);
+            self.stats
+                .deadline_missed
+                .fetch_add(missed, Ordering::Relaxed);
+        }
+        if let Some(filter) = self.time_filter.as_mut() {
+            if !filter.accept(key.clone(), source_ns.unwrap_or(now_ns)) {
+                self.stats.filtered.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+        }
+        self.stats.received.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
     /// Takes up to `max` samples, waiting up to `timeout` for the first to arrive.
     pub fn take_wait(&mut self, max: usize, timeout: Duration) -> Vec<Received<M>> {
+        self.wait_for(timeout, |s| s.take(max))
+    }
+
+    /// Calls `take` until it gives something or `timeout` passes, blocking on the reader in
+    /// between.
+    fn wait_for<T>(
+        &mut self,
+        timeout: Duration,
+        mut take: impl FnMut(&mut Self) -> Vec<T>,
+    ) -> Vec<T> {
         let deadline = Instant::now() + timeout;
         loop {
-            let batch = self.take(max);
+            let batch = take(self);
             if !batch.is_empty() {
                 return batch;
             }
@@ -234,6 +274,82 @@ impl<M: Message> Subscriber<M> {
                 std::thread::sleep(Duration::from_millis(1).min(deadline - now));
             }
         }
+    }
+
+    /// Takes up to `max` samples that are there now, handing each to `read` as a view borrowed
+    /// from where its bytes lie: for a same-host writer's sample, its shared-memory slot (a
+    /// 4 MB image read in place, not copied out); for one that came over the network, its
+    /// decoded value. Returns what `read` made of each sample delivered (LIFESPAN, the time
+    /// filter and the stats apply as in [`Subscriber::take`]). What `read` made of a slot the
+    /// writer reused while it ran is dropped and the sample counted lost, so `read` should
+    /// work out a result, not act on the sample.
+    pub fn take_views<R>(
+        &mut self,
+        max: usize,
+        mut read: impl for<'a> FnMut(ViewInfo, M::View<'a>) -> R,
+    ) -> Vec<R>
+    where
+        M: Viewable,
+    {
+        let mut got: Vec<(R, Option<Timestamp>, GUID)> = self
+            .take_network(max)
+            .into_iter()
+            .map(|(value, info)| {
+                let meta = ViewInfo {
+                    source_timestamp: info.source_timestamp(),
+                    writer: info.writer_guid(),
+                };
+                (read(meta, value.view()), meta.source_timestamp, meta.writer)
+            })
+            .collect();
+        if let Some(mut lane) = self.lane.take() {
+            let room = max.saturating_sub(got.len());
+            let stats = Arc::clone(&self.stats);
+            lane.take_with(
+                room,
+                &stats,
+                |reason| self.count_decode_error(reason),
+                |bytes, source_timestamp, writer| {
+                    let view: M::View<'_> = wire::decode(
+                        M::TYPE_NAME,
+                        bytes,
+                        rustdds::RepresentationIdentifier::CDR_LE,
+                    )?;
+                    Ok(read(
+                        ViewInfo {
+                            source_timestamp,
+                            writer,
+                        },
+                        view,
+                    ))
+                },
+                &mut got,
+            );
+            self.lane = Some(lane);
+        }
+        let now = Instant::now();
+        let now_ns = timestamp_ns(Timestamp::now());
+        let mut out = Vec::with_capacity(got.len());
+        for (made, source_timestamp, _) in got {
+            if self.admit(&(), source_timestamp, now, now_ns) {
+                out.push(made);
+            }
+        }
+        self.observe_deadlines();
+        out
+    }
+
+    /// [`Subscriber::take_views`], waiting up to `timeout` for the first sample to arrive.
+    pub fn take_views_wait<R>(
+        &mut self,
+        max: usize,
+        timeout: Duration,
+        mut read: impl for<'a> FnMut(ViewInfo, M::View<'a>) -> R,
+    ) -> Vec<R>
+    where
+        M: Viewable,
+    {
+        self.wait_for(timeout, |s| s.take_views(max, &mut read))
     }
 
     /// Waits (bounded) for the next sample; `None` when `timeout` passes first.
@@ -295,14 +411,42 @@ impl<M: Message> Subscriber<M> {
     /// that finds the send window full fails at once. Stats, LIFESPAN, deadlines and the time
     /// filter apply as in [`Subscriber::take`]. The listener is removed when the returned
     /// handle drops.
-    pub fn into_listener<F>(self, on_sample: F) -> Listening<M>
+    pub fn into_listener<F>(self, mut on_sample: F) -> Listening<M>
     where
         F: FnMut(Received<M>) + Send + 'static,
     {
+        self.listen(Box::new(move |subscriber: &mut Subscriber<M>| {
+            let batch = subscriber.take(LISTENER_BATCH);
+            let taken = batch.len();
+            batch.into_iter().for_each(&mut on_sample);
+            taken
+        }))
+    }
+
+    /// [`Subscriber::into_listener`] with each sample handed over as a view, as
+    /// [`Subscriber::take_views`] reads them: a same-host writer's sample in its shared-memory
+    /// slot, read in place. `on_view` runs while the slot is read: should the writer reuse the
+    /// slot meanwhile (a writer lapping this reader by its whole ring), `on_view` has seen a
+    /// mix of two samples, and the sample is counted lost afterwards.
+    pub fn into_view_listener<F>(self, mut on_view: F) -> Listening<M>
+    where
+        M: Viewable,
+        F: for<'a> FnMut(ViewInfo, M::View<'a>) + Send + 'static,
+    {
+        self.listen(Box::new(move |subscriber: &mut Subscriber<M>| {
+            subscriber
+                .take_views(LISTENER_BATCH, |info, view| on_view(info, view))
+                .len()
+        }))
+    }
+
+    /// Calls `take_batch` in the DDS receive thread whenever samples arrive (until it takes
+    /// fewer than a batch), and once now for what arrived before.
+    fn listen(self, take_batch: TakeBatch<M>) -> Listening<M> {
         let stats = self.stats();
         let shared = Arc::new(std::sync::Mutex::new(Some(ListenerState {
             subscriber: self,
-            on_sample: Box::new(on_sample),
+            take_batch,
         })));
         let weak = Arc::downgrade(&shared);
         let listener: rustdds::DataListener = Arc::new(move || {
@@ -459,19 +603,16 @@ const LISTENER_BATCH: usize = 256;
 
 struct ListenerState<M: Message> {
     subscriber: Subscriber<M>,
-    on_sample: Box<dyn FnMut(Received<M>) + Send>,
+    take_batch: TakeBatch<M>,
 }
+
+/// A listener's step: takes a batch from the subscriber and hands it to the application;
+/// returns how many it took.
+type TakeBatch<M> = Box<dyn FnMut(&mut Subscriber<M>) -> usize + Send>;
 
 impl<M: Message> ListenerState<M> {
     fn deliver(&mut self) {
-        loop {
-            let batch = self.subscriber.take(LISTENER_BATCH);
-            let full = batch.len() == LISTENER_BATCH;
-            batch.into_iter().for_each(&mut self.on_sample);
-            if !full {
-                return;
-            }
-        }
+        while (self.take_batch)(&mut self.subscriber) == LISTENER_BATCH {}
     }
 }
 

@@ -45,10 +45,11 @@ pub enum WireError {
 /// CDR pads a message to a multiple of 4 at most, so more than 3 spare bytes is a mismatch.
 const MAX_FINAL_PADDING: usize = 3;
 
-/// Decodes one CDR payload into `T`, refusing leftovers.
-pub fn decode<T: serde::de::DeserializeOwned>(
+/// Decodes one CDR payload into `T` (which may borrow byte arrays from `bytes`: a view, read in
+/// place), refusing leftovers.
+pub fn decode<'a, T: serde::Deserialize<'a>>(
     type_name: &'static str,
-    bytes: &[u8],
+    bytes: &'a [u8],
     encoding: RepresentationIdentifier,
 ) -> Result<T, WireError> {
     let decoded = if encoding == RepresentationIdentifier::CDR_LE {
