@@ -244,6 +244,10 @@ pub enum KnownTopic {
     BenchPong,
     BenchLargePing,
     BenchLargePong,
+    /// `convoy bench images`' samples: sensor data, so a recorder takes them as it would a
+    /// camera's or a lidar's.
+    BenchImage,
+    BenchCloud,
     AgentState {
         agent: String,
     },
@@ -272,6 +276,8 @@ impl KnownTopic {
             BENCH_PONG => Some(KnownTopic::BenchPong),
             BENCH_LARGE_PING => Some(KnownTopic::BenchLargePing),
             BENCH_LARGE_PONG => Some(KnownTopic::BenchLargePong),
+            BENCH_IMAGE => Some(KnownTopic::BenchImage),
+            BENCH_CLOUD => Some(KnownTopic::BenchCloud),
             _ => None,
         };
         if let Some(topic) = fixed {
@@ -316,7 +322,9 @@ impl KnownTopic {
             | KnownTopic::BenchLargePong => TopicClass::Bench,
             KnownTopic::AgentState { .. } => TopicClass::State,
             KnownTopic::AgentControl { .. } => TopicClass::Control,
-            KnownTopic::Sensor { .. } => TopicClass::Sensor,
+            KnownTopic::Sensor { .. } | KnownTopic::BenchImage | KnownTopic::BenchCloud => {
+                TopicClass::Sensor
+            }
         }
     }
 
@@ -336,6 +344,8 @@ impl KnownTopic {
             | KnownTopic::BenchLargePong => BenchSample::TYPE_NAME,
             KnownTopic::AgentState { .. } => AgentState::TYPE_NAME,
             KnownTopic::AgentControl { .. } => Control::TYPE_NAME,
+            KnownTopic::BenchImage => Image::TYPE_NAME,
+            KnownTopic::BenchCloud => PointCloud::TYPE_NAME,
             KnownTopic::Sensor { .. } => return None,
         })
     }

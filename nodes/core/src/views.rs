@@ -4,31 +4,39 @@
 //! way (`Subscriber::take_views`); one that came over the network is viewed from its decoded
 //! value. Each view lists the fields of its message in IDL order, as CDR decoding needs.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::messages::{BenchSample, Image, Message, PointCloud, PointField, SensorHeader};
 
 /// An unkeyed message with a view borrowed from its encoded bytes.
 pub trait Viewable: Message<Key = ()> {
-    type View<'a>: Deserialize<'a>;
+    /// Encodes as the message does (a recorder writes a view as the sample).
+    type View<'a>: Deserialize<'a> + Serialize;
     /// The view of a value already decoded.
     fn view(&self) -> Self::View<'_>;
+    /// [`Message::sim_time_ns`] of a view.
+    fn view_sim_time_ns(_view: &Self::View<'_>) -> Option<u64> {
+        None
+    }
 }
 
 /// [`Image`], its pixels borrowed.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageView<'a> {
     pub header: SensorHeader,
     pub width: u32,
     pub height: u32,
     pub encoding: String,
     pub step: u32,
-    #[serde(borrow)]
+    #[serde(borrow, with = "serde_bytes")]
     pub data: &'a [u8],
 }
 
 impl Viewable for Image {
     type View<'a> = ImageView<'a>;
+    fn view_sim_time_ns(view: &ImageView<'_>) -> Option<u64> {
+        u64::try_from(view.header.stamp_ns).ok()
+    }
     fn view(&self) -> ImageView<'_> {
         ImageView {
             header: self.header.clone(),
@@ -42,18 +50,21 @@ impl Viewable for Image {
 }
 
 /// [`PointCloud`], its points borrowed.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PointCloudView<'a> {
     pub header: SensorHeader,
     pub point_count: u32,
     pub point_step: u32,
     pub fields: Vec<PointField>,
-    #[serde(borrow)]
+    #[serde(borrow, with = "serde_bytes")]
     pub data: &'a [u8],
 }
 
 impl Viewable for PointCloud {
     type View<'a> = PointCloudView<'a>;
+    fn view_sim_time_ns(view: &PointCloudView<'_>) -> Option<u64> {
+        u64::try_from(view.header.stamp_ns).ok()
+    }
     fn view(&self) -> PointCloudView<'_> {
         PointCloudView {
             header: self.header.clone(),
@@ -66,11 +77,11 @@ impl Viewable for PointCloud {
 }
 
 /// [`BenchSample`], its payload borrowed.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BenchSampleView<'a> {
     pub seq: u64,
     pub sent_ns: i64,
-    #[serde(borrow)]
+    #[serde(borrow, with = "serde_bytes")]
     pub payload: &'a [u8],
 }
 

@@ -5,10 +5,13 @@
 use std::collections::BTreeSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use convoy_core::dds::{discovery, wire, EndpointError, Node, ReaderStats, Subscriber, WaitSet};
-use convoy_core::messages::{visit_type, Message, MessageVisitor, TYPE_NAMES};
+use convoy_core::dds::{
+    discovery, wire, EndpointError, Node, ReaderStats, Subscriber, ViewInfo, WaitSet,
+};
+use convoy_core::messages::{visit_type, Image, Message, MessageVisitor, PointCloud, TYPE_NAMES};
 use convoy_core::qos::glob_matches;
 use convoy_core::topics::{KnownTopic, Topic, TopicClass};
+use convoy_core::views::Viewable;
 
 use super::{class_of, CDR_LE_HEADER};
 
@@ -182,13 +185,8 @@ impl<M: Message> RawSubscription for Typed<M> {
         let receive_ns = now_ns();
         let mut count = 0;
         for sample in taken {
-            // The decoded value encodes back to the bytes that crossed DDS: the types are
-            // final, plain CDR, and the strict decoder refused anything with bytes left over.
-            match wire::encode(&sample.value) {
-                Ok(body) => {
-                    let mut data = Vec::with_capacity(CDR_LE_HEADER.len() + body.len());
-                    data.extend_from_slice(&CDR_LE_HEADER);
-                    data.extend_from_slice(&body);
+            match cdr_sample(&sample.value) {
+                Ok(data) => {
                     out.push(RawSample {
                         channel,
                         data,
@@ -197,12 +195,7 @@ impl<M: Message> RawSubscription for Typed<M> {
                     });
                     count += 1;
                 }
-                Err(e) => {
-                    self.encode_errors += 1;
-                    if self.encode_errors == 1 {
-                        tracing::warn!(topic = %self.reader.topic(), "sample not recorded: {e}");
-                    }
-                }
+                Err(e) => self.encode_failed(&e),
             }
         }
         count
@@ -214,6 +207,87 @@ impl<M: Message> RawSubscription for Typed<M> {
 
     fn lost(&self) -> u64 {
         ReaderStats::get(&self.reader.stats().lost)
+    }
+}
+
+impl<M: Message> Typed<M> {
+    fn encode_failed(&mut self, e: &str) {
+        self.encode_errors += 1;
+        if self.encode_errors == 1 {
+            tracing::warn!(topic = %self.reader.topic(), "sample not recorded: {e}");
+        }
+    }
+}
+
+/// The sample as an MCAP message: the CDR encapsulation header, then the sample encoded
+/// straight behind it.
+fn cdr_sample<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, String> {
+    let mut data = Vec::with_capacity(CDR_LE_HEADER.len());
+    data.extend_from_slice(&CDR_LE_HEADER);
+    wire::encode_append(value, &mut data).map_err(|e| e.to_string())?;
+    Ok(data)
+}
+
+/// A reader of a large-sample type (images, clouds) that records each sample from a view: a
+/// same-host writer's sample is copied once, from its shared-memory slot into the message the
+/// recorder writes (decoding it and encoding it again cost two more 4 MB copies an image).
+struct Viewed<M: Viewable>(Typed<M>);
+
+impl<M: Viewable> RawSubscription for Viewed<M> {
+    fn topic(&self) -> &str {
+        self.0.topic()
+    }
+
+    fn type_name(&self) -> &'static str {
+        M::TYPE_NAME
+    }
+
+    fn class(&self) -> TopicClass {
+        self.0.class
+    }
+
+    fn attach(&mut self, waitset: &mut WaitSet) -> std::io::Result<()> {
+        self.0.attach(waitset)
+    }
+
+    fn take_into(
+        &mut self,
+        waitset: Option<&WaitSet>,
+        max: usize,
+        channel: usize,
+        out: &mut Vec<RawSample>,
+    ) -> usize {
+        let record =
+            |_: ViewInfo, view: M::View<'_>| (cdr_sample(&view), M::view_sim_time_ns(&view));
+        let taken = match waitset {
+            Some(waitset) => self.0.reader.take_ready_views(waitset, max, record),
+            None => self.0.reader.take_views(max, record),
+        };
+        let receive_ns = now_ns();
+        let mut count = 0;
+        for (data, sim_time_ns) in taken {
+            match data {
+                Ok(data) => {
+                    out.push(RawSample {
+                        channel,
+                        data,
+                        sim_time_ns,
+                        receive_ns,
+                    });
+                    count += 1;
+                }
+                Err(e) => self.0.encode_failed(&e),
+            }
+        }
+        count
+    }
+
+    fn matched_writers(&self) -> usize {
+        self.0.matched_writers()
+    }
+
+    fn lost(&self) -> u64 {
+        self.0.lost()
     }
 }
 
@@ -235,13 +309,19 @@ impl MessageVisitor for Open<'_> {
     type Output = Result<Box<dyn RawSubscription>, EndpointError>;
 
     fn visit<M: Message>(self) -> Self::Output {
+        Ok(Box::new(self.typed::<M>()?))
+    }
+}
+
+impl Open<'_> {
+    fn typed<M: Message>(&self) -> Result<Typed<M>, EndpointError> {
         let topic = Topic::<M>::new(self.topic, self.class);
         let reader = self.node.deep_subscriber(&topic, READER_DEPTH)?;
-        Ok(Box::new(Typed {
+        Ok(Typed {
             reader,
             class: self.class,
             encode_errors: 0,
-        }))
+        })
     }
 }
 
@@ -253,7 +333,16 @@ pub fn open(
     type_name: &str,
 ) -> Option<Result<Box<dyn RawSubscription>, EndpointError>> {
     let class = class_of(topic)?;
-    visit_type(type_name, Open { node, topic, class })
+    let open = Open { node, topic, class };
+    // Images and clouds are recorded from views (the same-host ones straight from their slot).
+    let viewed = |typed: Result<Box<dyn RawSubscription>, EndpointError>| Some(typed);
+    match type_name {
+        Image::TYPE_NAME => viewed(open.typed::<Image>().map(|t| Box::new(Viewed(t)) as _)),
+        PointCloud::TYPE_NAME => {
+            viewed(open.typed::<PointCloud>().map(|t| Box::new(Viewed(t)) as _))
+        }
+        _ => visit_type(type_name, open),
+    }
 }
 
 /// The convoy type names as `'static` strings (discovery hands out owned ones).

@@ -570,6 +570,23 @@ impl<M: Message> Subscriber<M> {
         }
     }
 
+    /// [`Subscriber::take_views`] when the wait set says this reader (or its lane) has data.
+    pub fn take_ready_views<R>(
+        &mut self,
+        waitset: &WaitSet,
+        max: usize,
+        read: impl for<'a> FnMut(ViewInfo, M::View<'a>) -> R,
+    ) -> Vec<R>
+    where
+        M: Viewable,
+    {
+        let lane_ready = self.lane_token.is_some_and(|t| waitset.ready(t));
+        match self.token {
+            Some(token) if !waitset.ready(token) && !lane_ready => Vec::new(),
+            _ => self.take_views(max, read),
+        }
+    }
+
     /// Blocks until the reader signals new data or `timeout` passes. False when no poller
     /// could be set up (then the caller pauses briefly instead).
     fn block(&mut self, timeout: Duration) -> bool {

@@ -78,6 +78,16 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, cdr_encoding::Error> {
     cdr_encoding::to_vec_with_size_hint::<T, LittleEndian>(value, counter.0)
 }
 
+/// Appends `value` as little-endian CDR to `out` (room reserved first, nothing zero-filled):
+/// a recorder's sample behind its encapsulation header, with no copy in between.
+pub fn encode_append<T: Serialize>(
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), cdr_encoding::Error> {
+    out.reserve(encoded_len(value)?);
+    cdr_encoding::to_writer::<T, LittleEndian, _>(out, value)
+}
+
 /// The length of `value` as little-endian CDR ([`encode`]'s first pass).
 pub fn encoded_len<T: Serialize>(value: &T) -> Result<usize, cdr_encoding::Error> {
     let mut counter = ByteCounter(0);
