@@ -2,9 +2,10 @@
 //! two tests ever share one), paths to the built executables, child processes that cannot
 //! outlive their test ([`process`]), and bounded waits instead of sleeps. The files tests write
 //! and read (scratch directories, scenario and launch files, CSV tables, state logs) are in
-//! [`files`].
+//! [`files`]; camera images a reader can tell torn from whole, in [`images`].
 
 pub mod files;
+pub mod images;
 pub mod process;
 pub mod ros;
 
@@ -122,6 +123,14 @@ pub mod domain {
     pub const ROS2_LOCALISE_ROS: u32 = 111;
     pub const SHM_LANE: u32 = 112;
     pub const SHM_KILL: u32 = 113;
+    pub const SHM_STOPPED_READER: u32 = 121;
+    pub const SHM_IDLE_READERS: u32 = 122;
+    pub const SHM_GARBAGE: u32 = 123;
+    pub const SHM_TWO_RUNS: u32 = 124;
+    pub const SHM_FIFO: u32 = 125;
+    pub const SHM_HISTORY_LOST: u32 = 126;
+    pub const SHM_TWO_WRITERS: u32 = 127;
+    pub const SHM_SMALL_DEV_SHM: u32 = 128;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 
