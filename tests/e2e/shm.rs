@@ -13,7 +13,7 @@
 //! datagrams on every port and descriptors naming foreign files leave the images whole; two
 //! runs on one host and domain never open each other's rings. The readers that are stopped and
 //! continued are `convoy-test-image-reader` processes (tests/bin/image_reader.rs). The last
-//! tests, ignored, state faults of the lane found here that are not fixed yet.
+//! tests hold the lane to promises it first broke (each fixed with its test).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -962,6 +962,7 @@ fn garbage_datagrams_and_foreign_rings_leave_the_images_whole() {
         slot,
         seq,
         len: 1024,
+        payload: Vec::new(),
     };
     // Each a decode error at the reader.
     let forged = [
@@ -1063,12 +1064,10 @@ fn garbage_datagrams_and_foreign_rings_leave_the_images_whole() {
         assert_eq!(named(name), 1, "refusals naming {name}:\n{refusals:#?}");
     }
     assert_eq!(refusals.len(), forged.len(), "refusals:\n{refusals:#?}");
-    // At least once each: today the lane counts a refused descriptor twice (ReaderLane and the
-    // subscriber's logging callback both add one), a fault reported with these tests.
-    assert!(
-        errors >= forged.len() as u64,
-        "{errors} decode errors counted for {} forged descriptors",
-        forged.len()
+    assert_eq!(
+        errors,
+        forged.len() as u64,
+        "decode errors: one per refused descriptor"
     );
     let printed = handshakes + lines.iter().filter(|l| l.starts_with("GOT ")).count();
     assert_eq!(received, printed as u64, "the reader's own count");
@@ -1167,17 +1166,15 @@ fn two_runs_at_once_never_open_each_others_rings() {
     assert_eq!(topic_part(&names[0]), topic_part(&names[1]));
 }
 
-// Known faults of the lane, found by the tests above and reported (tests/e2e/shm.rs history):
-// each test below states the promise and fails today. Run them with `--ignored`; drop the
-// `ignore` when the fault is fixed.
+// Faults of the lane these tests found, fixed with them: each test below states the promise and
+// what broke it before.
 
 /// A descriptor naming a FIFO under /dev/shm (any local user can make one, named like a ring)
 /// must be refused like any other file that is not a ring (docs/TRANSPORT.md: "a descriptor
 /// naming anything but a plain `convoy-*` file under /dev/shm is refused"), and the reader go
-/// on. Today `RingReader::open` opens it with a plain `File::open`, which blocks until some
-/// process opens the FIFO for writing: the reader's `take` never returns.
+/// on. Before, `RingReader::open` opened it with a plain `File::open`, which blocks until some
+/// process opens the FIFO for writing: the reader's `take` never returned.
 #[test]
-#[ignore = "fault: RingReader::open blocks on a FIFO named by a descriptor (reader hangs)"]
 fn a_descriptor_naming_a_fifo_is_refused_and_the_reader_goes_on() {
     watchdog("a FIFO named by a descriptor", Duration::from_secs(120));
     let _turn = take_turn();
@@ -1200,6 +1197,7 @@ fn a_descriptor_naming_a_fifo_is_refused_and_the_reader_goes_on() {
         slot: 0,
         seq: 2,
         len: 64,
+        payload: Vec::new(),
     };
     let mut lines = Vec::new();
     wait_until("the FIFO refused", WAIT, || {
@@ -1220,10 +1218,9 @@ fn a_descriptor_naming_a_fifo_is_refused_and_the_reader_goes_on() {
 
 /// A reader that falls behind its KEEP_LAST history counts what was overwritten in
 /// `ReaderStats::lost`, the same through the ring as over UDP (where this reader counts 32).
-/// Today the lane's descriptors have a reader of their own whose gaps are counted in its own
-/// stats, which no caller sees: the images' stats say 0.
+/// Before, the lane's descriptors had a reader of their own whose gaps were counted in its own
+/// stats, which no caller sees: the images' stats said 0.
 #[test]
-#[ignore = "fault: history overwrites on the lane are not counted in ReaderStats::lost"]
 fn a_reader_behind_its_history_counts_the_overwritten_images_lost() {
     watchdog("history overwrites counted", Duration::from_secs(120));
     let _turn = take_turn();
@@ -1256,10 +1253,9 @@ fn a_reader_behind_its_history_counts_the_overwritten_images_lost() {
 }
 
 /// Two writers of one topic in one process (two nodes of a process, as in these tests) each
-/// write through a ring of their own. Today both lanes name their first ring
-/// `convoy-<run>-<pid>-<topic>_1`, so the second writer's first write fails ("File exists").
+/// write through a ring of their own. Before, both lanes named their first ring
+/// `convoy-<run>-<pid>-<topic>_1`, so the second writer's first write failed ("File exists").
 #[test]
-#[ignore = "fault: two writers of a topic in one process collide on their ring's name"]
 fn two_writers_of_one_topic_in_one_process_both_write() {
     watchdog("two writers of one topic", Duration::from_secs(120));
     let _turn = take_turn();
@@ -1284,13 +1280,12 @@ fn two_writers_of_one_topic_in_one_process_both_write() {
 
 /// A /dev/shm too small for a writer's ring (a container's default is 64 MiB; a 1440x960
 /// camera's ring is 18 slots of 4 MB) must cost the lane, not the writer: the images go over
-/// DDS instead, every one whole. Today the ring file is made sparse (`set_len`) and its pages
-/// are allocated as the writer writes into the mapping, so the writer dies of SIGBUS when
-/// tmpfs runs out. Here `convoy bench images` (writer and reader) runs in a mount namespace of
+/// DDS instead (inside their descriptors), every one whole. Before, the ring file was made
+/// sparse (`set_len`) and its pages allocated as the writer wrote into the mapping, so the
+/// writer died of SIGBUS when tmpfs ran out. Here `convoy bench images` (writer and reader) runs in a mount namespace of
 /// its own with an 8 MiB /dev/shm, against a 640x480 ring of 16 MiB (needs root, as the
 /// namespace tests do).
 #[test]
-#[ignore = "fault: a writer whose ring does not fit /dev/shm dies of SIGBUS"]
 fn a_dev_shm_too_small_for_the_ring_leaves_the_writer_running() {
     watchdog("small /dev/shm", Duration::from_secs(120));
     let _turn = take_turn();

@@ -451,6 +451,10 @@ pub struct ShmSample {
     pub slot: u32,
     pub seq: u64,
     pub len: u32,
+    /// The sample itself, where its writer has no ring (/dev/shm had no room; `ring` is
+    /// empty then).
+    #[serde(with = "serde_bytes")]
+    pub payload: Vec<u8>,
 }
 unkeyed_message!(ShmSample);
 

@@ -186,8 +186,24 @@ pub struct RingWriter {
     writes: u64,
 }
 
+/// Allocates the file's pages now: a file only set to its length is sparse, and a write into
+/// a page that /dev/shm has no room for kills the writer with SIGBUS (Docker's default
+/// /dev/shm is 64 MiB; a 1440x960 camera's ring is ~75 MB). With them reserved, a ring that
+/// does not fit is an error at its creation instead.
+fn reserve(file: &File, len: usize) -> std::io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    let len =
+        libc::off_t::try_from(len).map_err(|_| std::io::Error::from_raw_os_error(libc::EFBIG))?;
+    // SAFETY: a valid open descriptor and a byte range; posix_fallocate touches nothing else.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) } {
+        0 => Ok(()),
+        errno => Err(std::io::Error::from_raw_os_error(errno)),
+    }
+}
+
 impl RingWriter {
-    /// Makes `dir/name` with `slots` slots of `slot_size` bytes (rounded up to 8).
+    /// Makes `dir/name` with `slots` slots of `slot_size` bytes (rounded up to 8), its pages
+    /// reserved (no room in `dir` is an error here, not a SIGBUS later).
     pub fn create(
         dir: &Path,
         name: &str,
@@ -208,6 +224,7 @@ impl RingWriter {
         let made = (|| {
             file.set_len(geometry.file_len() as u64)
                 .map_err(|e| io(&path, e))?;
+            reserve(&file, geometry.file_len()).map_err(|e| io(&path, e))?;
             Mapping::new(&file, geometry.file_len(), true, &path)
         })();
         let map = match made {
@@ -311,8 +328,21 @@ pub struct RingReader {
 
 impl RingReader {
     pub fn open(path: &Path) -> Result<RingReader, ShmError> {
-        let file = File::open(path).map_err(|e| io(path, e))?;
-        let len = file.metadata().map_err(|e| io(path, e))?.len() as usize;
+        use std::os::unix::fs::OpenOptionsExt;
+        // Not blocking (a FIFO named like a ring would block a plain open forever) and not
+        // following a link out of /dev/shm; then only a regular file is a ring.
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| io(path, e))?;
+        let metadata = file.metadata().map_err(|e| io(path, e))?;
+        if !metadata.is_file() {
+            return Err(ShmError::NotARing {
+                path: path.to_path_buf(),
+            });
+        }
+        let len = metadata.len() as usize;
         if len < HEADER {
             return Err(ShmError::NotARing {
                 path: path.to_path_buf(),

@@ -6,7 +6,7 @@
 //! docs/TRANSPORT.md, "Same-host shared memory for large samples".
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rustdds::{Timestamp, GUID};
 
@@ -91,7 +91,8 @@ pub(super) struct WriterLane {
     run: String,
     topic: String,
     slots: u32,
-    rings_made: u32,
+    /// Set once a ring could not be made: samples go inside their descriptors.
+    inline: bool,
 }
 
 impl WriterLane {
@@ -107,7 +108,7 @@ impl WriterLane {
             run: run.to_string(),
             topic: topic.to_string(),
             slots: slots_for(depth),
-            rings_made: 0,
+            inline: false,
         }
     }
 
@@ -131,7 +132,9 @@ impl WriterLane {
     }
 
     /// Lets `fill` write a sample's `len` encoded bytes straight into the next slot (making a
-    /// larger ring first when it does not fit) and tells the same-host readers where.
+    /// larger ring first when it does not fit) and tells the same-host readers where. Where
+    /// /dev/shm has no room for a ring, the bytes go inside the descriptor instead (the
+    /// same-host readers get nothing over `T` itself), and the lane stays so.
     pub(super) fn write_with(
         &mut self,
         len: usize,
@@ -139,20 +142,39 @@ impl WriterLane {
     ) -> Result<(), PublishError> {
         let topic = &self.topic;
         let fits = self.ring.as_ref().is_some_and(|r| r.slot_size() >= len);
-        if !fits {
-            self.rings_made += 1;
-            let name = shm::ring_name(&self.run, &format!("{topic}-{}", self.rings_made));
+        if !fits && !self.inline {
+            // Numbered across the process: two writers of one topic in one process each get
+            // a ring of their own.
+            static RINGS: AtomicU32 = AtomicU32::new(0);
+            let n = RINGS.fetch_add(1, Ordering::Relaxed) + 1;
+            let name = shm::ring_name(&self.run, &format!("{topic}-{n}"));
             // A little room to grow: an image's size is fixed, a cloud's varies per scan.
             let size = len + len / 8 + 64;
-            let ring = RingWriter::create(std::path::Path::new(SHM_DIR), &name, self.slots, size)
-                .map_err(|e| PublishError::Dds {
-                topic: topic.clone(),
-                reason: e.to_string(),
-            })?;
-            self.ring = Some(ring);
+            match RingWriter::create(std::path::Path::new(SHM_DIR), &name, self.slots, size) {
+                Ok(ring) => self.ring = Some(ring),
+                Err(e) => {
+                    tracing::warn!(
+                        "{topic}: no shared-memory ring ({e}); its samples go to same-host \
+                         readers inside their descriptors, over DDS"
+                    );
+                    self.ring = None;
+                    self.inline = true;
+                }
+            }
         }
         let Some(ring) = self.ring.as_mut() else {
-            return Ok(());
+            let mut payload = vec![0; len];
+            if !fill(&mut payload) {
+                return Err(PublishError::Encode {
+                    topic: topic.clone(),
+                    reason: "the sample could not be encoded".into(),
+                });
+            }
+            return self.descriptors.write(ShmSample {
+                len: len as u32,
+                payload,
+                ..ShmSample::default()
+            });
         };
         let at = ring.write_with(len, fill).map_err(|e| PublishError::Dds {
             topic: topic.clone(),
@@ -168,6 +190,7 @@ impl WriterLane {
             slot: at.slot,
             seq: at.seq,
             len: at.len,
+            payload: Vec::new(),
         })
     }
 }
@@ -179,6 +202,8 @@ pub(super) type LaneSample<M> = (M, Option<Timestamp>, GUID);
 pub(super) struct ReaderLane {
     pub(super) descriptors: Subscriber<ShmSample>,
     rings: HashMap<String, RingReader>,
+    /// The descriptors' own lost count, as last added to the reader's.
+    descriptors_lost: AtomicU64,
 }
 
 impl ReaderLane {
@@ -186,12 +211,13 @@ impl ReaderLane {
         ReaderLane {
             descriptors,
             rings: HashMap::new(),
+            descriptors_lost: AtomicU64::new(0),
         }
     }
 
     /// Takes up to `max` samples that are there now. A descriptor whose slot was reused before
     /// it was read counts as lost; one that names no readable ring, or whose bytes do not
-    /// decode, as a decode error (logged by `log`).
+    /// decode, is handed to `log` (which counts and names it: a decode error).
     pub(super) fn take<M: Message>(
         &mut self,
         max: usize,
@@ -228,9 +254,16 @@ impl ReaderLane {
     ) {
         for got in self.descriptors.take(max) {
             let d = got.value;
+            if d.ring.is_empty() {
+                // A writer without a ring: the sample is inside its descriptor.
+                match read(&d.payload, got.source_timestamp, got.writer) {
+                    Ok(value) => out.push((value, got.source_timestamp, got.writer)),
+                    Err(e) => log(&e.to_string()),
+                }
+                continue;
+            }
             // Only a plain convoy ring name under /dev/shm: a descriptor names no other file.
             if !d.ring.starts_with("convoy-") || d.ring.contains('/') || d.ring.len() > 255 {
-                stats.decode_errors.fetch_add(1, Ordering::Relaxed);
                 log(&format!("descriptor names '{}', not a convoy ring", d.ring));
                 continue;
             }
@@ -243,7 +276,6 @@ impl ReaderLane {
                         self.rings.insert(d.ring.clone(), ring);
                     }
                     Err(e) => {
-                        stats.decode_errors.fetch_add(1, Ordering::Relaxed);
                         log(&e.to_string());
                         continue;
                     }
@@ -259,18 +291,17 @@ impl ReaderLane {
             };
             match ring.read(at, |bytes| read(bytes, got.source_timestamp, got.writer)) {
                 Ok(Ok(value)) => out.push((value, got.source_timestamp, got.writer)),
-                Ok(Err(e)) => {
-                    stats.decode_errors.fetch_add(1, Ordering::Relaxed);
-                    log(&e.to_string());
-                }
+                Ok(Err(e)) => log(&e.to_string()),
                 Err(shm::ShmError::Overwritten { .. }) => {
                     stats.lost.fetch_add(1, Ordering::Relaxed);
                 }
-                Err(e) => {
-                    stats.decode_errors.fetch_add(1, Ordering::Relaxed);
-                    log(&e.to_string());
-                }
+                Err(e) => log(&e.to_string()),
             }
         }
+        // Descriptors overwritten in their own history before they were taken are samples this
+        // reader lost, as they would be over `T` itself.
+        let lost = super::subscriber::ReaderStats::get(&self.descriptors.stats().lost);
+        let new = lost.saturating_sub(self.descriptors_lost.swap(lost, Ordering::Relaxed));
+        stats.lost.fetch_add(new, Ordering::Relaxed);
     }
 }
