@@ -124,6 +124,8 @@ pub(crate) struct MessageReceiver {
   spdp_liveness_sender: WakeSender<GuidPrefix>,
   // convoy change 46: unchanged SPDP announcements stop here.
   spdp_repeats: SpdpRepeats,
+  // convoy change 60: malformed datagrams, reported at most once per interval.
+  malformed: MalformedLog,
   // convoy change 54: writer and reader submessages handled that were not an
   // SPDP repeat (see `news`).
   news: Cell<u64>,
@@ -157,6 +159,60 @@ pub(crate) struct MessageReceiver {
   must_be_rtps_protection_special_case: bool,
 }
 
+/// convoy change 60: malformed datagrams (garbage sent to a participant's
+/// ports) are logged at most once per [`MalformedLog::EVERY`], the first with
+/// its reason and the later ones as a count: one warning each was 30,000 lines
+/// in 6 s under a flood, a disk and a CPU spent on logging.
+#[derive(Default)]
+struct MalformedLog {
+  /// Dropped since the last report.
+  unreported: u64,
+  last_report: Option<std::time::Instant>,
+}
+
+impl MalformedLog {
+  const EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+  fn report(&mut self, reason: impl FnOnce() -> String) {
+    self.unreported += 1;
+    let now = std::time::Instant::now();
+    if self
+      .last_report
+      .is_some_and(|at| now.duration_since(at) < Self::EVERY)
+    {
+      return;
+    }
+    let dropped = std::mem::take(&mut self.unreported);
+    self.last_report = Some(now);
+    let why = reason();
+    warn!(
+      "malformed datagram dropped ({why}); {dropped} dropped since the last report, reported \
+       at most every {:?}",
+      Self::EVERY
+    );
+  }
+}
+
+#[cfg(test)]
+mod malformed_log_tests {
+  use super::MalformedLog;
+
+  #[test]
+  fn a_flood_is_reported_once_per_interval_with_its_count() {
+    let mut log = MalformedLog::default();
+    let mut reasons = 0;
+    for _ in 0..1000 {
+      log.report(|| {
+        reasons += 1;
+        "garbage".to_string()
+      });
+    }
+    // The first is reported at once; the other 999 wait for the next report.
+    assert_eq!(reasons, 1);
+    assert_eq!(log.unreported, 999);
+  }
+}
+
 impl MessageReceiver {
   /// convoy change 54: how many writer and reader submessages were handled so
   /// far that were not a repeated SPDP announcement (renewing a lease and
@@ -184,6 +240,7 @@ impl MessageReceiver {
       acknack_sender,
       spdp_liveness_sender,
       spdp_repeats: SpdpRepeats::default(),
+      malformed: MalformedLog::default(),
       news: Cell::new(0),
       offer_targets: BTreeMap::new(),
       offer_targets_generation: matched_writers::generation(),
@@ -317,7 +374,9 @@ impl MessageReceiver {
         info!("Received RTPS PING. Do not know how to respond.");
         debug!("Data was {:?}", msg_bytes);
       } else {
-        warn!("Message is shorter than RTPS header. Cannot deserialize.");
+        self
+          .malformed
+          .report(|| "shorter than an RTPS header".to_string());
         debug!("Data was {:?}", msg_bytes);
       }
       return;
@@ -335,7 +394,9 @@ impl MessageReceiver {
         info!("Received message with RTPX header. Ignoring.");
         return;
       } else {
-        warn!("Received message with unknown start of header {magic:x?}. Ignoring.");
+        self
+          .malformed
+          .report(|| format!("unknown start of header {magic:x?}"));
         return;
       }
     }
@@ -345,7 +406,9 @@ impl MessageReceiver {
     let rtps_message = match Message::read_from_buffer(msg_bytes) {
       Ok(m) => m,
       Err(speedy_err) => {
-        warn!("RTPS deserialize error {speedy_err:?}");
+        self
+          .malformed
+          .report(|| format!("RTPS deserialize error {speedy_err:?}"));
         debug!("Data was {msg_bytes:?}");
         return;
       }
