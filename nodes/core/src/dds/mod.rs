@@ -11,6 +11,7 @@
 //! and block on the reader's mio readiness instead of spinning; async consumers get a stream fed
 //! by a dedicated thread that does exactly that.
 
+mod delivery;
 pub mod discovery;
 mod endpoint;
 pub(crate) mod enforced;
@@ -32,11 +33,12 @@ use crate::messages::Message;
 use crate::qos::QosError;
 use crate::topics::TopicClass;
 
+pub use delivery::{Listening, SampleStream};
 pub use node::{Node, Participant};
 pub use publisher::{PublishError, Publisher, TrailingBytes};
 /// Ends a [`WaitSet::wait`] from another thread ([`WaitSet::waker`]).
 pub use rustdds::mio1::Waker;
-pub use subscriber::{Listening, ReaderStats, Received, SampleStream, Subscriber, ViewInfo};
+pub use subscriber::{ReaderStats, Received, Subscriber, ViewInfo};
 pub use transport::{TransportError, TransportSettings};
 pub use waitset::{ReaderToken, WaitSet};
 

@@ -195,9 +195,6 @@ impl WriterLane {
     }
 }
 
-/// A sample read from the lane: the value, its source time and its writer (the descriptors').
-pub(super) type LaneSample<M> = (M, Option<Timestamp>, GUID);
-
 /// The reading end: the descriptors' subscriber and the rings it has mapped.
 pub(super) struct ReaderLane {
     pub(super) descriptors: Subscriber<ShmSample>,
@@ -215,35 +212,12 @@ impl ReaderLane {
         }
     }
 
-    /// Takes up to `max` samples that are there now. A descriptor whose slot was reused before
-    /// it was read counts as lost; one that names no readable ring, or whose bytes do not
-    /// decode, is handed to `log` (which counts and names it: a decode error).
-    pub(super) fn take<M: Message>(
-        &mut self,
-        max: usize,
-        stats: &ReaderStats,
-        log: impl FnMut(&str),
-        out: &mut Vec<LaneSample<M>>,
-    ) {
-        self.take_with(
-            max,
-            stats,
-            log,
-            |bytes, _, _| {
-                wire::decode::<M>(
-                    M::TYPE_NAME,
-                    bytes,
-                    rustdds::RepresentationIdentifier::CDR_LE,
-                )
-            },
-            out,
-        );
-    }
-
-    /// [`ReaderLane::take`] with what `read` makes of each sample's bytes in their slot (given
-    /// its source time and writer): a decoded value, or whatever a view of the bytes in place
-    /// gives. What `read` made of a slot the writer reused meanwhile is dropped (it may have
-    /// seen two samples mixed) and the sample counted lost.
+    /// Takes up to `max` samples that are there now, each what `read` makes of its bytes in
+    /// their slot (given its source time and writer): a decoded value, or whatever a view of
+    /// the bytes in place gives. A descriptor whose slot the writer reused before or while
+    /// `read` ran counts as lost, and what `read` made of it is dropped (it may have seen two
+    /// samples mixed); one that names no readable ring, or whose bytes do not decode, is
+    /// handed to `log` (which counts and names it: a decode error).
     pub(super) fn take_with<R>(
         &mut self,
         max: usize,

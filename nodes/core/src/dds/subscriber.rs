@@ -3,12 +3,11 @@
 //! Reading never fails from the caller's point of view: a payload that does not decode as the
 //! topic's type (another program writing a different type under a convoy topic name) is counted
 //! in [`ReaderStats::decode_errors`], logged with the topic name, and skipped; the node goes on.
+//! Taking here (whole values or views read in place); a stream or a listener: `delivery.rs`.
 
 use std::collections::BTreeMap;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use rustdds::mio1;
@@ -17,7 +16,7 @@ use rustdds::{ReadCondition, SampleInfo, Timestamp, Topic};
 
 use super::endpoint::{for_both, Endpoint, Twin};
 use super::enforced::{expired, InstanceDeadlines, TimeFilter};
-use super::shm_lane::{LaneSample, ReaderLane};
+use super::shm_lane::ReaderLane;
 use super::waitset::{ReaderToken, WaitSet};
 use super::wire::{self, Wire, WireAdapter};
 use super::{EndpointError, WaitError};
@@ -30,6 +29,13 @@ use crate::views::Viewable;
 pub struct ViewInfo {
     pub source_timestamp: Option<Timestamp>,
     pub writer: GUID,
+}
+
+/// A sample as it reached a reader: decoded by rustdds (from the network), or its encoded
+/// bytes where they lie (a same-host writer's ring slot).
+enum Arrived<'a, M> {
+    Decoded(M),
+    Encoded(&'a [u8]),
 }
 
 /// One sample as the application sees it.
@@ -71,8 +77,8 @@ type Reader<M> = Twin<
 
 /// A typed subscriber. Create it with [`super::Node::subscriber`].
 pub struct Subscriber<M: Message> {
-    reader: Reader<M>,
-    endpoint: Endpoint,
+    pub(super) reader: Reader<M>,
+    pub(super) endpoint: Endpoint,
     stats: Arc<ReaderStats>,
     deadlines: Option<InstanceDeadlines<M::Key>>,
     time_filter: Option<TimeFilter<M::Key>>,
@@ -87,7 +93,7 @@ pub struct Subscriber<M: Message> {
     reliable: bool,
     logged_loss: bool,
     /// Same-host writers' shared memory, for a large-sample topic (`shm_lane`).
-    lane: Option<Box<ReaderLane>>,
+    pub(super) lane: Option<Box<ReaderLane>>,
     /// The lane's token in the wait set this reader is attached to.
     lane_token: Option<ReaderToken>,
 }
@@ -158,32 +164,76 @@ impl<M: Message> Subscriber<M> {
 
     /// Takes up to `max` samples that are there now, without blocking.
     pub fn take(&mut self, max: usize) -> Vec<Received<M>> {
-        let mut got: Vec<LaneSample<M>> = self
-            .take_network(max)
-            .into_iter()
-            .map(|(value, info)| (value, info.source_timestamp(), info.writer_guid()))
-            .collect();
+        self.take_made(max, |arrived, info| {
+            let value = match arrived {
+                Arrived::Decoded(value) => value,
+                Arrived::Encoded(bytes) => wire::decode::<M>(
+                    M::TYPE_NAME,
+                    bytes,
+                    rustdds::RepresentationIdentifier::CDR_LE,
+                )?,
+            };
+            Ok((
+                value.key(),
+                Received {
+                    value,
+                    source_timestamp: info.source_timestamp,
+                    writer: info.writer,
+                },
+            ))
+        })
+    }
+
+    /// What [`Subscriber::take`] and [`Subscriber::take_views`] share: up to `max` samples,
+    /// those from the network decoded by rustdds and those in a same-host writer's ring as
+    /// their bytes in the slot, each made into an `R` (with its instance's key) by `make`,
+    /// and kept where [`Subscriber::admit`] delivers it.
+    fn take_made<R>(
+        &mut self,
+        max: usize,
+        mut make: impl FnMut(Arrived<'_, M>, ViewInfo) -> Result<(M::Key, R), wire::WireError>,
+    ) -> Vec<R> {
+        let mut made: Vec<(M::Key, R, Option<Timestamp>)> = Vec::new();
+        for (value, info) in self.take_network(max) {
+            let meta = ViewInfo {
+                source_timestamp: info.source_timestamp(),
+                writer: info.writer_guid(),
+            };
+            match make(Arrived::Decoded(value), meta) {
+                Ok((key, r)) => made.push((key, r, meta.source_timestamp)),
+                Err(e) => self.count_decode_error(&e.to_string()),
+            }
+        }
         if let Some(mut lane) = self.lane.take() {
-            let room = max.saturating_sub(got.len());
+            let room = max.saturating_sub(made.len());
             let stats = Arc::clone(&self.stats);
-            lane.take(
+            let mut from_lane = Vec::new();
+            lane.take_with(
                 room,
                 &stats,
                 |reason| self.count_decode_error(reason),
-                &mut got,
+                |bytes, source_timestamp, writer| {
+                    let info = ViewInfo {
+                        source_timestamp,
+                        writer,
+                    };
+                    make(Arrived::Encoded(bytes), info)
+                },
+                &mut from_lane,
+            );
+            made.extend(
+                from_lane
+                    .into_iter()
+                    .map(|((key, r), source_timestamp, _)| (key, r, source_timestamp)),
             );
             self.lane = Some(lane);
         }
         let now = Instant::now();
         let now_ns = timestamp_ns(Timestamp::now());
-        let mut out = Vec::with_capacity(got.len());
-        for (value, source_timestamp, writer) in got {
-            if self.admit(&value.key(), source_timestamp, now, now_ns) {
-                out.push(Received {
-                    value,
-                    source_timestamp,
-                    writer,
-                });
+        let mut out = Vec::with_capacity(made.len());
+        for (key, r, source_timestamp) in made {
+            if self.admit(&key, source_timestamp, now, now_ns) {
+                out.push(r);
             }
         }
         self.observe_deadlines();
@@ -291,52 +341,20 @@ impl<M: Message> Subscriber<M> {
     where
         M: Viewable,
     {
-        let mut got: Vec<(R, Option<Timestamp>, GUID)> = self
-            .take_network(max)
-            .into_iter()
-            .map(|(value, info)| {
-                let meta = ViewInfo {
-                    source_timestamp: info.source_timestamp(),
-                    writer: info.writer_guid(),
-                };
-                (read(meta, value.view()), meta.source_timestamp, meta.writer)
-            })
-            .collect();
-        if let Some(mut lane) = self.lane.take() {
-            let room = max.saturating_sub(got.len());
-            let stats = Arc::clone(&self.stats);
-            lane.take_with(
-                room,
-                &stats,
-                |reason| self.count_decode_error(reason),
-                |bytes, source_timestamp, writer| {
-                    let view: M::View<'_> = wire::decode(
+        self.take_made(max, |arrived, info| {
+            let made = match arrived {
+                Arrived::Decoded(value) => read(info, value.view()),
+                Arrived::Encoded(bytes) => read(
+                    info,
+                    wire::decode(
                         M::TYPE_NAME,
                         bytes,
                         rustdds::RepresentationIdentifier::CDR_LE,
-                    )?;
-                    Ok(read(
-                        ViewInfo {
-                            source_timestamp,
-                            writer,
-                        },
-                        view,
-                    ))
-                },
-                &mut got,
-            );
-            self.lane = Some(lane);
-        }
-        let now = Instant::now();
-        let now_ns = timestamp_ns(Timestamp::now());
-        let mut out = Vec::with_capacity(got.len());
-        for (made, source_timestamp, _) in got {
-            if self.admit(&(), source_timestamp, now, now_ns) {
-                out.push(made);
-            }
-        }
-        self.observe_deadlines();
-        out
+                    )?,
+                ),
+            };
+            Ok(((), made))
+        })
     }
 
     /// [`Subscriber::take_views`], waiting up to `timeout` for the first sample to arrive.
@@ -377,99 +395,6 @@ impl<M: Message> Subscriber<M> {
     pub fn wait_for_match(&self, writers: usize, timeout: Duration) -> Result<(), WaitError> {
         self.endpoint
             .wait_until_matched(writers, timeout, || self.matched_writers())
-    }
-
-    /// Turns this subscriber into an async stream, fed by a dedicated reader thread that
-    /// blocks on the reader (no async wake-up chain on the hot path). The thread ends when
-    /// the stream is dropped.
-    pub fn into_stream(mut self) -> SampleStream<M> {
-        let (tx, rx) = tokio::sync::mpsc::channel(1024);
-        let stats = self.stats();
-        let topic = self.endpoint.topic.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("reader {topic}"))
-            .spawn(move || {
-                while !tx.is_closed() {
-                    for sample in self.take_wait(256, Duration::from_millis(100)) {
-                        if tx.blocking_send(sample).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        if let Err(e) = spawned {
-            tracing::error!(topic = %topic, "cannot start a reader thread: {e}");
-        }
-        SampleStream { rx, stats, topic }
-    }
-
-    /// Hands every sample to `on_sample` in the DDS receive thread, the moment it arrives
-    /// (DDS's `on_data_available` listener): no reader thread and no wake-up between the
-    /// socket and the application, which a reply written from `on_sample` saves twice per
-    /// round trip. `on_sample` must be quick and must not block: it runs where every other
-    /// reader and writer of this node's participant is served, and a reliable write from it
-    /// that finds the send window full fails at once. Stats, LIFESPAN, deadlines and the time
-    /// filter apply as in [`Subscriber::take`]. The listener is removed when the returned
-    /// handle drops.
-    pub fn into_listener<F>(self, mut on_sample: F) -> Listening<M>
-    where
-        F: FnMut(Received<M>) + Send + 'static,
-    {
-        self.listen(Box::new(move |subscriber: &mut Subscriber<M>| {
-            let batch = subscriber.take(LISTENER_BATCH);
-            let taken = batch.len();
-            batch.into_iter().for_each(&mut on_sample);
-            taken
-        }))
-    }
-
-    /// [`Subscriber::into_listener`] with each sample handed over as a view, as
-    /// [`Subscriber::take_views`] reads them: a same-host writer's sample in its shared-memory
-    /// slot, read in place. `on_view` runs while the slot is read: should the writer reuse the
-    /// slot meanwhile (a writer lapping this reader by its whole ring), `on_view` has seen a
-    /// mix of two samples, and the sample is counted lost afterwards.
-    pub fn into_view_listener<F>(self, mut on_view: F) -> Listening<M>
-    where
-        M: Viewable,
-        F: for<'a> FnMut(ViewInfo, M::View<'a>) + Send + 'static,
-    {
-        self.listen(Box::new(move |subscriber: &mut Subscriber<M>| {
-            subscriber
-                .take_views(LISTENER_BATCH, |info, view| on_view(info, view))
-                .len()
-        }))
-    }
-
-    /// Calls `take_batch` in the DDS receive thread whenever samples arrive (until it takes
-    /// fewer than a batch), and once now for what arrived before.
-    fn listen(self, take_batch: TakeBatch<M>) -> Listening<M> {
-        let stats = self.stats();
-        let shared = Arc::new(std::sync::Mutex::new(Some(ListenerState {
-            subscriber: self,
-            take_batch,
-        })));
-        let weak = Arc::downgrade(&shared);
-        let listener: rustdds::DataListener = Arc::new(move || {
-            if let Some(state) = weak.upgrade() {
-                if let Ok(mut state) = state.lock() {
-                    if let Some(state) = state.as_mut() {
-                        state.deliver();
-                    }
-                }
-            }
-        });
-        if let Ok(mut state) = shared.lock() {
-            if let Some(state) = state.as_mut() {
-                if let Some(lane) = &state.subscriber.lane {
-                    let listener = Arc::clone(&listener);
-                    for_both!(&lane.descriptors.reader, r => r.set_data_listener(Some(listener)));
-                }
-                for_both!(&state.subscriber.reader, r => r.set_data_listener(Some(listener)));
-                // What arrived before the listener was set is not announced again.
-                state.deliver();
-            }
-        }
-        Listening { shared, stats }
     }
 
     /// Counts samples skipped in each reliable writer's sequence (see [`ReaderStats::lost`]).
@@ -612,82 +537,6 @@ impl<M: Message> Subscriber<M> {
         };
         let mut events = mio1::Events::with_capacity(4);
         poll.poll(&mut events, Some(timeout)).is_ok()
-    }
-}
-
-/// Samples a listener takes per round; it goes on until the reader is empty.
-const LISTENER_BATCH: usize = 256;
-
-struct ListenerState<M: Message> {
-    subscriber: Subscriber<M>,
-    take_batch: TakeBatch<M>,
-}
-
-/// A listener's step: takes a batch from the subscriber and hands it to the application;
-/// returns how many it took.
-type TakeBatch<M> = Box<dyn FnMut(&mut Subscriber<M>) -> usize + Send>;
-
-impl<M: Message> ListenerState<M> {
-    fn deliver(&mut self) {
-        while (self.take_batch)(&mut self.subscriber) == LISTENER_BATCH {}
-    }
-}
-
-/// A subscriber delivering to a listener; see [`Subscriber::into_listener`]. Dropping it
-/// removes the listener (and drops the reader).
-pub struct Listening<M: Message> {
-    /// None once dropped: the state itself always drops in the owner's thread.
-    shared: Arc<std::sync::Mutex<Option<ListenerState<M>>>>,
-    stats: Arc<ReaderStats>,
-}
-
-impl<M: Message> Listening<M> {
-    pub fn stats(&self) -> Arc<ReaderStats> {
-        Arc::clone(&self.stats)
-    }
-}
-
-impl<M: Message> Drop for Listening<M> {
-    fn drop(&mut self) {
-        // Take the state out under the lock (a call in flight finishes first), so the reader
-        // and whatever the callback captured (a publisher, a node) drop here. Left in the
-        // shared cell, they could drop in the receive thread, when a call still running there
-        // held the last reference; dropping a participant's last handle in its own event loop
-        // would join that very thread.
-        let state = match self.shared.lock() {
-            Ok(mut cell) => cell.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        if let Some(state) = state {
-            for_both!(&state.subscriber.reader, r => r.set_data_listener(None));
-            if let Some(lane) = &state.subscriber.lane {
-                for_both!(&lane.descriptors.reader, r => r.set_data_listener(None));
-            }
-        }
-    }
-}
-
-/// An async stream of samples; see [`Subscriber::into_stream`].
-pub struct SampleStream<M> {
-    rx: tokio::sync::mpsc::Receiver<Received<M>>,
-    stats: Arc<ReaderStats>,
-    topic: String,
-}
-
-impl<M> SampleStream<M> {
-    pub fn stats(&self) -> Arc<ReaderStats> {
-        Arc::clone(&self.stats)
-    }
-
-    pub fn topic(&self) -> &str {
-        &self.topic
-    }
-}
-
-impl<M> futures::Stream for SampleStream<M> {
-    type Item = Received<M>;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.rx.poll_recv(cx)
     }
 }
 
