@@ -179,26 +179,11 @@ impl<M: Message> RawSubscription for Typed<M> {
             Some(waitset) => self.reader.take_ready(waitset, max),
             None => self.reader.take(max),
         };
-        if taken.is_empty() {
-            return 0;
-        }
-        let receive_ns = now_ns();
-        let mut count = 0;
-        for sample in taken {
-            match cdr_sample(&sample.value) {
-                Ok(data) => {
-                    out.push(RawSample {
-                        channel,
-                        data,
-                        sim_time_ns: sample.value.sim_time_ns(),
-                        receive_ns,
-                    });
-                    count += 1;
-                }
-                Err(e) => self.encode_failed(&e),
-            }
-        }
-        count
+        let encoded = taken
+            .iter()
+            .map(|sample| (cdr_sample(&sample.value), sample.value.sim_time_ns()))
+            .collect();
+        self.record(encoded, channel, out)
     }
 
     fn matched_writers(&self) -> usize {
@@ -211,13 +196,40 @@ impl<M: Message> RawSubscription for Typed<M> {
 }
 
 impl<M: Message> Typed<M> {
-    fn encode_failed(&mut self, e: &str) {
-        self.encode_errors += 1;
-        if self.encode_errors == 1 {
-            tracing::warn!(topic = %self.reader.topic(), "sample not recorded: {e}");
+    /// Hands the samples taken, each encoded (or why not) with its simulation time, to `out`
+    /// as `channel`'s; returns how many went. One that would not encode is logged once.
+    fn record(&mut self, encoded: Vec<Encoded>, channel: usize, out: &mut Vec<RawSample>) -> usize {
+        if encoded.is_empty() {
+            return 0;
         }
+        let receive_ns = now_ns();
+        let mut count = 0;
+        for (data, sim_time_ns) in encoded {
+            match data {
+                Ok(data) => {
+                    out.push(RawSample {
+                        channel,
+                        data,
+                        sim_time_ns,
+                        receive_ns,
+                    });
+                    count += 1;
+                }
+                Err(e) => {
+                    self.encode_errors += 1;
+                    if self.encode_errors == 1 {
+                        tracing::warn!(topic = %self.reader.topic(), "sample not recorded: {e}");
+                    }
+                }
+            }
+        }
+        count
     }
 }
+
+/// A sample taken for the file: its MCAP message bytes (or why it would not encode) and its
+/// simulation time.
+type Encoded = (Result<Vec<u8>, String>, Option<u64>);
 
 /// The sample as an MCAP message: the CDR encapsulation header, then the sample encoded
 /// straight behind it.
@@ -263,23 +275,7 @@ impl<M: Viewable> RawSubscription for Viewed<M> {
             Some(waitset) => self.0.reader.take_ready_views(waitset, max, record),
             None => self.0.reader.take_views(max, record),
         };
-        let receive_ns = now_ns();
-        let mut count = 0;
-        for (data, sim_time_ns) in taken {
-            match data {
-                Ok(data) => {
-                    out.push(RawSample {
-                        channel,
-                        data,
-                        sim_time_ns,
-                        receive_ns,
-                    });
-                    count += 1;
-                }
-                Err(e) => self.0.encode_failed(&e),
-            }
-        }
-        count
+        self.0.record(taken, channel, out)
     }
 
     fn matched_writers(&self) -> usize {
