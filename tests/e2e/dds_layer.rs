@@ -9,6 +9,7 @@ use convoy_core::dds::{Node, Publisher, ReaderStats, Subscriber};
 use convoy_core::messages::{AgentState, BenchSample, FrameDone, Message, Tick};
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, Topic};
+use convoy_tests::paced::paced_writes;
 use convoy_tests::{domain, handshake, wait_until, watchdog, workspace_bin, ChildGuard};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -437,47 +438,6 @@ fn drain(
     })
 }
 
-/// One write of [`paced_writes`].
-struct Write {
-    seq: u64,
-    /// When it started, from the test's t0.
-    at: Duration,
-    took: Duration,
-    ok: bool,
-}
-
-/// Writes samples `seqs` one per `period` (a blocked write is not made up for: the next one
-/// goes at once) until they run out or `until`; returns what each write did.
-fn paced_writes(
-    writer: &Publisher<BenchSample>,
-    seqs: impl Iterator<Item = u64>,
-    period: Duration,
-    t0: Instant,
-    until: Instant,
-) -> Vec<Write> {
-    let mut log = Vec::new();
-    let mut next = Instant::now();
-    for seq in seqs {
-        let now = Instant::now();
-        if now >= until {
-            break;
-        }
-        if next > now {
-            std::thread::sleep(next - now);
-        }
-        let started = Instant::now();
-        let ok = writer.write(bench(seq)).is_ok();
-        log.push(Write {
-            seq,
-            at: started - t0,
-            took: started.elapsed(),
-            ok,
-        });
-        next = (next + period).max(Instant::now());
-    }
-    log
-}
-
 /// A reader whose application stops taking (a viewer that hangs) must cost the writer and the
 /// other readers nothing: its rustdds still receives and acknowledges, its KEEP_LAST 8 cache
 /// overwrites. The writer writes 500 samples, one per millisecond; every write succeeds, the
@@ -501,7 +461,14 @@ fn a_reader_that_never_takes_stalls_neither_the_writer_nor_another_reader() {
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let live = drain(live, Arc::clone(&done));
     let t0 = Instant::now();
-    let writes = paced_writes(&writer, 0..N, Duration::from_millis(1), t0, t0 + WAIT);
+    let writes = paced_writes(
+        &writer,
+        0..N,
+        bench,
+        Duration::from_millis(1),
+        t0,
+        t0 + WAIT,
+    );
     let wrote_in = t0.elapsed();
     let acknowledged = writer.wait_for_acknowledgments(WAIT);
     done.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -587,7 +554,7 @@ fn a_stopped_reader_process_stalls_neither_the_writer_nor_another_reader() {
     let frozen = echo.freeze();
     let t0 = Instant::now();
     let period = Duration::from_millis(1);
-    let mut writes = paced_writes(&writer, 0.., period, t0, t0 + STOPPED_FOR);
+    let mut writes = paced_writes(&writer, 0.., bench, period, t0, t0 + STOPPED_FOR);
     drop(frozen);
     let continued = t0.elapsed();
     let _ = echoed.try_iter().count();
@@ -595,6 +562,7 @@ fn a_stopped_reader_process_stalls_neither_the_writer_nor_another_reader() {
     writes.extend(paced_writes(
         &writer,
         next..,
+        bench,
         period,
         t0,
         Instant::now() + CONTINUED_FOR,

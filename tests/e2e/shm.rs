@@ -30,6 +30,7 @@ use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, Topic};
 use convoy_tests::files::fresh_dir;
 use convoy_tests::images::{is_whole, test_image, udp_ports_of, MARKER};
+use convoy_tests::paced::{paced_writes, Write};
 use convoy_tests::{
     convoy_on, convoy_run, domain, handshake, lines_until, repo_root, run_with_timeout, take_turn,
     wait_for_line, wait_until, watchdog, workspace_bin, ChildGuard,
@@ -228,50 +229,13 @@ fn own_ring(topic: &Topic<Image>) -> PathBuf {
         .unwrap_or_else(|| panic!("no ring of {} made by this process", topic.name()))
 }
 
+/// Image `seq` of the camera stream.
+fn camera_image(seq: u64) -> Image {
+    test_image(seq, WIDTH, HEIGHT)
+}
+
 fn node(domain: u32, id: &str) -> Node {
     Node::new(domain, id, Arc::new(QosSet::builtin())).expect("node")
-}
-
-/// One write of [`paced_writes`].
-struct Write {
-    seq: u64,
-    /// When it started, from the test's t0.
-    at: Duration,
-    took: Duration,
-    ok: bool,
-}
-
-/// Writes images `seqs` one per `period` (a late write is not made up for: the next one goes
-/// at once) until they run out or `until`; returns what each write did.
-fn paced_writes(
-    writer: &Publisher<Image>,
-    seqs: impl Iterator<Item = u64>,
-    period: Duration,
-    t0: Instant,
-    until: Instant,
-) -> Vec<Write> {
-    let mut log = Vec::new();
-    let mut next = Instant::now();
-    for seq in seqs {
-        let now = Instant::now();
-        if now >= until {
-            break;
-        }
-        if next > now {
-            std::thread::sleep(next - now);
-        }
-        let image = test_image(seq, WIDTH, HEIGHT);
-        let started = Instant::now();
-        let ok = writer.write(image).is_ok();
-        log.push(Write {
-            seq,
-            at: started - t0,
-            took: started.elapsed(),
-            ok,
-        });
-        next = (next + period).max(Instant::now());
-    }
-    log
 }
 
 /// The numbered images of `batch` as (seq, whole), handshake markers left out.
@@ -321,7 +285,14 @@ fn readers_that_stop_taking_get_the_newest_images_whole_and_count_overwritten_on
     // From here on neither reader takes until every image is written and acknowledged.
     const N: u64 = 40;
     let t0 = Instant::now();
-    let writes = paced_writes(&writer, 0..N, Duration::from_millis(10), t0, t0 + WAIT);
+    let writes = paced_writes(
+        &writer,
+        0..N,
+        camera_image,
+        Duration::from_millis(10),
+        t0,
+        t0 + WAIT,
+    );
     let slowest = writes.iter().map(|w| w.took).max().unwrap_or_default();
     let failed: Vec<u64> = writes.iter().filter(|w| !w.ok).map(|w| w.seq).collect();
     assert_eq!(
@@ -492,7 +463,7 @@ fn a_stopped_same_host_reader_stalls_neither_the_writer_nor_another_reader() {
     let live = drain(live, Arc::clone(&done));
     let period = IMAGE_PERIOD;
     let t0 = Instant::now();
-    let mut writes = paced_writes(&writer, 0.., period, t0, t0 + BEFORE_STOP);
+    let mut writes = paced_writes(&writer, 0.., camera_image, period, t0, t0 + BEFORE_STOP);
     let mut lines: Vec<String> = from_stopped.try_iter().collect();
     let frozen = stopped.freeze();
     let stopped_at = t0.elapsed();
@@ -500,6 +471,7 @@ fn a_stopped_same_host_reader_stalls_neither_the_writer_nor_another_reader() {
     writes.extend(paced_writes(
         &writer,
         next..,
+        camera_image,
         period,
         t0,
         Instant::now() + STOPPED_FOR,
@@ -514,6 +486,7 @@ fn a_stopped_same_host_reader_stalls_neither_the_writer_nor_another_reader() {
     writes.extend(paced_writes(
         &writer,
         next..,
+        camera_image,
         period,
         t0,
         Instant::now() + CONTINUED_FOR,
@@ -988,7 +961,8 @@ fn garbage_datagrams_and_foreign_rings_leave_the_images_whole() {
     let period = IMAGE_PERIOD;
     let t0 = Instant::now();
     let (writes, mut lines) = std::thread::scope(|scope| {
-        let writes = scope.spawn(|| paced_writes(&writer, 0.., period, t0, t0 + WRITING));
+        let writes =
+            scope.spawn(|| paced_writes(&writer, 0.., camera_image, period, t0, t0 + WRITING));
         // A stale descriptor of the real ring (its slot 0 never held an odd sequence when
         // stable), until the reader has counted one lost: the forger is matched both ways.
         let mut lines = Vec::new();
@@ -1239,7 +1213,14 @@ fn a_reader_behind_its_history_counts_the_overwritten_images_lost() {
     let before = ReaderStats::get(&stats.lost);
     const N: u64 = 40;
     let t0 = Instant::now();
-    let writes = paced_writes(&writer, 0..N, Duration::from_millis(10), t0, t0 + WAIT);
+    let writes = paced_writes(
+        &writer,
+        0..N,
+        camera_image,
+        Duration::from_millis(10),
+        t0,
+        t0 + WAIT,
+    );
     assert!(writes.iter().all(|w| w.ok), "writes failed");
     assert!(writer.wait_for_acknowledgments(WAIT), "not acknowledged");
     let got = numbered(reader.take(1024));

@@ -6,6 +6,7 @@
 
 pub mod files;
 pub mod images;
+pub mod paced;
 pub mod process;
 pub mod ros;
 
