@@ -113,8 +113,11 @@ fn node(domain: u32) -> Node {
     Node::new(domain, "test/sensors", Arc::new(QosSet::builtin())).expect("test node")
 }
 
+/// The test's reader of `ego`'s `sensor`, deep enough to hold a whole run: the profile's
+/// KEEP_LAST 8 lets a lockstep run (which does not wait for this reader) overwrite samples while
+/// the test's thread is descheduled on a loaded machine, and these tests count every frame.
 fn sub<M: convoy_core::messages::Message>(node: &Node, sensor: &str) -> Subscriber<M> {
-    node.subscriber(&topics::sensor("ego", sensor))
+    node.deep_subscriber(&topics::sensor("ego", sensor), 256)
         .expect("sensor subscriber")
 }
 
