@@ -101,6 +101,45 @@ fn a_same_host_reader_gets_images_through_shared_memory() {
     );
 }
 
+#[test]
+fn a_recorder_beside_a_reader_holds_every_image_whole() {
+    watchdog("recorder beside a reader", Duration::from_secs(300));
+    let _turn = take_turn();
+    let dir = fresh_dir("shm", "recorder");
+    let file = dir.join("images.mcap");
+    let file_arg = file.to_str().expect("utf-8 path");
+    // `bench images --record` runs `convoy record` in its own process beside the reader, waits
+    // for both to match, then reads the MCAP file back and checks every recorded image's bytes.
+    let (ok, out, err) = run_with_timeout(
+        convoy_on(domain::SHM_RECORDER)
+            .args(["bench", "images", "--json", "--payload", "image:1440x960"])
+            .args(["--rate", "60", "--count", &IMAGES.to_string()])
+            .args(["--record", file_arg, "--record-compression", "lz4"]),
+        Duration::from_secs(200),
+    );
+    assert!(ok, "bench images --record failed:\n{out}\n{err}");
+    let run: serde_json::Value = out
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no JSON result:\n{out}"));
+    assert_eq!(
+        run["whole"].as_u64(),
+        Some(u64::from(IMAGES)),
+        "{run}\n{err}"
+    );
+    assert_eq!(
+        run["recorded"].as_u64(),
+        Some(u64::from(IMAGES)),
+        "the recorder's file: {run}\n{err}"
+    );
+    assert!(
+        std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) > 0,
+        "no recording at {}",
+        file.display()
+    );
+}
+
 /// The rings of run `run` in /dev/shm.
 fn rings_of(run: &str) -> Vec<PathBuf> {
     let prefix = format!("convoy-{run}-");

@@ -428,6 +428,13 @@ pub struct ImagesBenchArgs {
     /// (after `convoy netns up FILE`): samples cross the bridge and the link conditions
     #[arg(long, value_name = "LAUNCH_FILE")]
     pub netns_hosts: Option<PathBuf>,
+    /// Also record the topic with `convoy record` (its own process, beside the reader) to this
+    /// MCAP file, then count the samples it holds whole (the `recorded` column)
+    #[arg(long, value_name = "FILE.mcap")]
+    pub record: Option<PathBuf>,
+    /// The recorder's chunk compression (with --record)
+    #[arg(long, value_enum, default_value_t, requires = "record")]
+    pub record_compression: convoy_bridge::mcap::record::Compression,
     #[arg(long, value_enum, default_value_t = ImagesRole::Writer, hide = true)]
     pub role: ImagesRole,
     /// The network namespace the writer starts the convoy reader in (set by --netns-hosts)

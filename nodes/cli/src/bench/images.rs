@@ -27,6 +27,7 @@ use convoy_core::topics::{self, Topic, TopicClass};
 
 use super::image_sink::{sink, Record, Sink};
 use super::payload::{wall_ns, BenchPayload, Pattern, Shape};
+use super::recorded::Recorder;
 use super::{per_second, two_netns_hosts, write_csv, ConvoyArgs, Stats};
 use crate::args::{check_range, ImageReader, ImagesBenchArgs, ImagesRole};
 use crate::launch::HostAddress;
@@ -65,6 +66,8 @@ pub struct ImagesResult {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    /// With `--record`: the counted samples the recorder's file holds whole.
+    pub recorded: Option<u64>,
 }
 
 impl ImagesResult {
@@ -82,6 +85,7 @@ impl ImagesResult {
         "p50_ms",
         "p99_ms",
         "max_ms",
+        "recorded_whole",
     ];
 
     /// The result's CSV fields, in [`ImagesResult::CSV_HEADER`]'s order.
@@ -100,6 +104,7 @@ impl ImagesResult {
             format!("{:.3}", self.p50_ms),
             format!("{:.3}", self.p99_ms),
             format!("{:.3}", self.max_ms),
+            self.recorded.map_or(String::new(), |n| n.to_string()),
         ]
     }
 }
@@ -115,6 +120,9 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &ImagesBenchArgs) -> Result
         bail!("--count must be at least 1");
     }
     check_range("--timeout", args.timeout, 0.1..=3600.0, "seconds")?;
+    if args.record.is_some() && (args.reader == ImageReader::Rclpy || args.netns_hosts.is_some()) {
+        bail!("--record records convoy's own topic on this host: use it with --reader convoy or cyclone, without --netns-hosts");
+    }
     match args.role {
         ImagesRole::Sink => sink(domain, qos, args),
         ImagesRole::Writer if args.netns_hosts.is_some() => between_namespaces(domain, qos, args),
@@ -164,8 +172,11 @@ fn print_row(row: &ImagesResult, json: bool) {
         println!("{}", serde_json::to_string(row).unwrap_or_default());
         return;
     }
+    let recorded = row
+        .recorded
+        .map_or(String::new(), |n| format!("  recorded whole {n:>5}"));
     println!(
-        "{:<16} {:>9} B  {:<7} {:<11} sent {:>5} ({:>6.1}/s)  received {:>5} ({:>6.1}/s)  whole {:>5}  latency p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms",
+        "{:<16} {:>9} B  {:<7} {:<11} sent {:>5} ({:>6.1}/s)  received {:>5} ({:>6.1}/s)  whole {:>5}  latency p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms{recorded}",
         row.payload,
         row.bytes,
         row.reader,
@@ -222,17 +233,52 @@ fn measure(
         args.reader.name(),
         reliability,
     );
+    let recorder = match &args.record {
+        Some(file) => Some(Recorder::spawn(
+            domain,
+            qos,
+            &topic,
+            file,
+            args.record_compression,
+        )?),
+        None => None,
+    };
+    // The writer waits for the recorder as for the reader, so neither misses a counted sample.
+    let readers = 1 + usize::from(recorder.is_some());
     let sink = Sink::spawn(domain, qos, args, shape, &topic, reliability, depth)?;
     let (sent, send_seconds, records) = match (args.reader, shape) {
         (ImageReader::Rclpy, Shape::Image { .. }) => {
-            send::<ros_msgs::Image>(&node, &topic, shape, args, sink)
+            send::<ros_msgs::Image>(&node, &topic, shape, args, sink, readers)
         }
         (ImageReader::Rclpy, Shape::Cloud { .. }) => {
-            send::<ros_msgs::PointCloud2>(&node, &topic, shape, args, sink)
+            send::<ros_msgs::PointCloud2>(&node, &topic, shape, args, sink, readers)
         }
-        (_, Shape::Image { .. }) => send::<messages::Image>(&node, &topic, shape, args, sink),
-        (_, Shape::Cloud { .. }) => send::<messages::PointCloud>(&node, &topic, shape, args, sink),
+        (_, Shape::Image { .. }) => {
+            send::<messages::Image>(&node, &topic, shape, args, sink, readers)
+        }
+        (_, Shape::Cloud { .. }) => {
+            send::<messages::PointCloud>(&node, &topic, shape, args, sink, readers)
+        }
     }?;
+    let recorded = match recorder {
+        None => None,
+        Some(recorder) => {
+            let pattern = Pattern::new(shape.bytes());
+            let count = match shape {
+                Shape::Image { .. } => recorder.finish::<messages::Image>(&topic, sent, &pattern),
+                Shape::Cloud { .. } => {
+                    recorder.finish::<messages::PointCloud>(&topic, sent, &pattern)
+                }
+            }?;
+            if count.whole < sent {
+                eprintln!(
+                    "  the recorder holds {} of {sent} ({} whole)",
+                    count.recorded, count.whole
+                );
+            }
+            Some(count.whole)
+        }
+    };
     let received = records.len() as u64;
     if received < sent {
         let seen: std::collections::BTreeSet<u64> = records.iter().map(|r| r.seq).collect();
@@ -268,23 +314,33 @@ fn measure(
         p50_ms: latency.p50,
         p99_ms: latency.p99,
         max_ms: if received == 0 { 0.0 } else { latency.max },
+        recorded,
     })
 }
 
-/// Warms the path up until the sink has a sample, writes `count` samples at `rate`, and
-/// collects what the sink saw (the writer stays alive until then: its last samples may still be
-/// on their way). Returns (sent, seconds between the first and last write, records).
+/// Warms the path up until `readers` readers are matched and the sink has a sample, writes
+/// `count` samples at `rate`, and collects what the sink saw (the writer stays alive until
+/// then: its last samples may still be on their way). Returns (sent, seconds between the first
+/// and last write, records).
 fn send<M: BenchPayload>(
     node: &Node,
     topic: &str,
     shape: Shape,
     args: &ImagesBenchArgs,
     mut sink: Sink,
+    readers: usize,
 ) -> Result<(u64, f64, Vec<Record>)> {
     let publisher: Publisher<M> = node.publisher(&Topic::new(topic, TopicClass::Sensor))?;
     let match_timeout = Duration::from_secs_f64(args.timeout);
     let pattern = Pattern::new(shape.bytes());
-    if let Err(e) = warm_up(&publisher, &pattern, shape, &mut sink, match_timeout) {
+    if let Err(e) = warm_up(
+        &publisher,
+        &pattern,
+        shape,
+        &mut sink,
+        readers,
+        match_timeout,
+    ) {
         return Err(e.context(format!(
             "no {} reader took samples on {topic}",
             args.reader.name()
@@ -342,10 +398,11 @@ fn warm_up<M: BenchPayload>(
     pattern: &Pattern,
     shape: Shape,
     sink: &mut Sink,
+    readers: usize,
     timeout: Duration,
 ) -> Result<()> {
     publisher
-        .wait_for_match(1, timeout)
+        .wait_for_match(readers, timeout)
         .map_err(|e| anyhow!("{e}"))?;
     let until = Instant::now() + timeout;
     while Instant::now() < until {

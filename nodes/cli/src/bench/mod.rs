@@ -10,6 +10,7 @@ pub mod latency;
 pub mod lockstep;
 pub mod payload;
 mod pinger;
+mod recorded;
 mod sensor_stages;
 pub mod sensors;
 pub mod world;
