@@ -156,12 +156,15 @@ impl Node {
             return Publisher::create(endpoint, &self.participant.inner.publisher, &dds_topic);
         };
         let depth = shm_lane::depth_of(&endpoint.qos);
+        // A late joiner is owed a TRANSIENT_LOCAL writer's history: its slots keep their turn.
+        let reuse = endpoint.qos.durability == crate::qos::Durability::Volatile;
         let (lane, lane_topic) = self.lane_endpoint(topic, &endpoint, Side::Writer, None, host)?;
         let descriptors = Publisher::create(lane, &self.participant.inner.publisher, &lane_topic)?;
         let endpoint = endpoint.with_locality(&shm_lane::locality("net", host));
         Ok(
-            Publisher::create(endpoint, &self.participant.inner.publisher, &dds_topic)?
-                .with_lane(WriterLane::new(descriptors, run, topic.name(), depth)),
+            Publisher::create(endpoint, &self.participant.inner.publisher, &dds_topic)?.with_lane(
+                WriterLane::new(descriptors, run, topic.name(), depth, reuse),
+            ),
         )
     }
 

@@ -7,7 +7,18 @@
 //! a sequence number, a length and `slot_size` payload bytes. The writer makes a slot's sequence
 //! odd while it writes and even (2 x the write's number + 2) when done; a reader checks the
 //! sequence its descriptor names before and after reading, so a slot overwritten meanwhile is
-//! reported lost, never read torn. Readers only read: the file is mapped read-only for them.
+//! reported lost, never read torn. Readers only read the slots: the file is mapped read-only
+//! for them.
+//!
+//! Release table: after the header's fields, each reader that can open the file for writing
+//! claims an entry (its pid and a number, and the sequence of the last sample it is done with)
+//! in the header page. A writer whose same-host readers all hold entries reuses the most
+//! recently written slot they are all done with, so a round trip or a steady stream keeps
+//! writing the same few slots, warm in the cache, instead of walking the whole ring (1 MiB
+//! round trip on the 2-core machine: 518 µs through 66 rotating slots, 344 µs through 2).
+//! Otherwise, and whenever no slot is released, it writes the slot written longest ago, which
+//! is the round robin the ring's size is made for. An entry is only ever a reason to hold a
+//! slot back or to reuse it early: a wrong or stale one costs a lost sample, never a torn one.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -21,6 +32,14 @@ const VERSION: u64 = 1;
 const HEADER: usize = 4096;
 /// Each slot's sequence and length words before its payload.
 const SLOT_HEAD: usize = 16;
+/// Where the release table starts in the header page, and its entries: (owner, released), the
+/// owner `pid << 32 | n` (0: free), released the sequence of the last sample the reader is done
+/// with.
+const RELEASES_AT: usize = 1024;
+const RELEASE_ENTRIES: usize = 64;
+const RELEASE_ENTRY: usize = 16;
+/// How often a writer looks for entries of readers whose process is gone.
+const RECLAIM_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Why a ring could not be made, opened or read. Each names the file.
 #[derive(Debug, thiserror::Error)]
@@ -184,6 +203,12 @@ pub struct RingWriter {
     map: Mapping,
     geometry: Geometry,
     writes: u64,
+    /// The sequence each slot was last written with (0: never).
+    written: Vec<u64>,
+    /// Whether released slots may be written again before their turn (not where a late
+    /// joiner is owed the history: TRANSIENT_LOCAL).
+    reuse: bool,
+    last_reclaim: std::time::Instant,
 }
 
 /// Allocates the file's pages now: a file only set to its length is sparse, and a write into
@@ -245,10 +270,65 @@ impl RingWriter {
         map.word(0).store(MAGIC, Ordering::Release);
         Ok(RingWriter {
             path,
+            written: vec![0; geometry.slots as usize],
             map,
             geometry,
             writes: 0,
+            reuse: true,
+            last_reclaim: std::time::Instant::now(),
         })
+    }
+
+    /// Writes every slot in its turn, never one its readers released early: for a history a
+    /// late-joining reader is owed.
+    pub fn without_reuse(mut self) -> RingWriter {
+        self.reuse = false;
+        self
+    }
+
+    /// The slot the next write goes to, for `readers` matched same-host readers: the most
+    /// recently written one every reader released, when every reader holds a release entry;
+    /// else the one written longest ago.
+    fn next_slot(&mut self, readers: usize) -> u32 {
+        let oldest = (0..self.geometry.slots)
+            .min_by_key(|&s| self.written[s as usize])
+            .unwrap_or(0);
+        if !self.reuse || readers == 0 {
+            return oldest;
+        }
+        if self.last_reclaim.elapsed() >= RECLAIM_EVERY {
+            self.last_reclaim = std::time::Instant::now();
+            self.reclaim_dead_entries();
+        }
+        let (mut registered, mut released) = (0usize, u64::MAX);
+        for entry in 0..RELEASE_ENTRIES {
+            let at = RELEASES_AT + entry * RELEASE_ENTRY;
+            if self.map.word(at).load(Ordering::Acquire) != 0 {
+                registered += 1;
+                released = released.min(self.map.word(at + 8).load(Ordering::Acquire));
+            }
+        }
+        if registered < readers {
+            // A reader without an entry (not yet read, or its file opened read-only) may still
+            // want any slot.
+            return oldest;
+        }
+        (0..self.geometry.slots)
+            .filter(|&s| self.written[s as usize] <= released)
+            .max_by_key(|&s| self.written[s as usize])
+            .unwrap_or(oldest)
+    }
+
+    /// Frees the entries whose reader's process is gone (it was SIGKILLed): each would hold
+    /// back every slot written since it stopped.
+    fn reclaim_dead_entries(&self) {
+        for entry in 0..RELEASE_ENTRIES {
+            let owner = self.map.word(RELEASES_AT + entry * RELEASE_ENTRY);
+            let tag = owner.load(Ordering::Acquire);
+            if tag != 0 && !process_alive((tag >> 32) as i32) {
+                let _ = owner.compare_exchange(tag, 0, Ordering::AcqRel, Ordering::Relaxed);
+            }
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -260,20 +340,22 @@ impl RingWriter {
         self.geometry.slot_size
     }
 
-    /// Copies `payload` into the next slot and says where it lies.
-    pub fn write(&mut self, payload: &[u8]) -> Result<SlotRef, ShmError> {
-        self.write_with(payload.len(), |slot| {
+    /// Copies `payload` into the next slot (for `readers` same-host readers) and says where it
+    /// lies.
+    pub fn write(&mut self, payload: &[u8], readers: usize) -> Result<SlotRef, ShmError> {
+        self.write_with(payload.len(), readers, |slot| {
             slot.copy_from_slice(payload);
             true
         })
     }
 
-    /// Lets `fill` write `len` bytes straight into the next slot (no buffer in between) and
-    /// says where they lie; `fill` returning false leaves the slot unpublished (stale to any
-    /// descriptor) and is an error.
+    /// Lets `fill` write `len` bytes straight into the next slot for `readers` matched
+    /// same-host readers (no buffer in between) and says where they lie; `fill` returning false
+    /// leaves the slot unpublished (stale to any descriptor) and is an error.
     pub fn write_with(
         &mut self,
         len: usize,
+        readers: usize,
         fill: impl FnOnce(&mut [u8]) -> bool,
     ) -> Result<SlotRef, ShmError> {
         if len > self.geometry.slot_size || len > u32::MAX as usize {
@@ -283,8 +365,9 @@ impl RingWriter {
                 size: self.geometry.slot_size,
             });
         }
-        let slot = (self.writes % u64::from(self.geometry.slots)) as u32;
+        let slot = self.next_slot(readers);
         let seq = 2 * self.writes + 2;
+        self.written[slot as usize] = seq;
         let at = self.geometry.slot_offset(slot);
         let sequence = self.map.word(at);
         sequence.store(seq - 1, Ordering::Relaxed);
@@ -319,11 +402,14 @@ impl Drop for RingWriter {
     }
 }
 
-/// The reading end of a ring (mapped read-only).
+/// The reading end of a ring (its slots mapped read-only).
 pub struct RingReader {
     path: PathBuf,
     map: Mapping,
     geometry: Geometry,
+    /// This reader's entry in the release table, when the file could be opened for writing
+    /// and an entry was free: (the header page mapped writable, the entry's offset).
+    release: Option<(Mapping, usize)>,
 }
 
 impl RingReader {
@@ -331,11 +417,19 @@ impl RingReader {
         use std::os::unix::fs::OpenOptionsExt;
         // Not blocking (a FIFO named like a ring would block a plain open forever) and not
         // following a link out of /dev/shm; then only a regular file is a ring.
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-            .open(path)
-            .map_err(|e| io(path, e))?;
+        let open = |write: bool| {
+            OpenOptions::new()
+                .read(true)
+                .write(write)
+                .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+                .open(path)
+        };
+        // Writable for the release table where the file allows it; the slots are mapped
+        // read-only either way.
+        let (file, writable) = match open(true) {
+            Ok(file) => (file, true),
+            Err(_) => (open(false).map_err(|e| io(path, e))?, false),
+        };
         let metadata = file.metadata().map_err(|e| io(path, e))?;
         if !metadata.is_file() {
             return Err(ShmError::NotARing {
@@ -371,11 +465,25 @@ impl RingReader {
                 path: path.to_path_buf(),
             });
         }
+        let release = if writable {
+            claim_entry(&file, path)
+        } else {
+            None
+        };
         Ok(RingReader {
             path: path.to_path_buf(),
             map,
             geometry,
+            release,
         })
+    }
+
+    /// Tells the writer this reader is done with the sample of sequence `seq` and every one
+    /// before it (a reader takes one writer's samples in order).
+    fn release(&self, seq: u64) {
+        if let Some((header, at)) = &self.release {
+            header.word(at + 8).fetch_max(seq, Ordering::Release);
+        }
     }
 
     /// Hands the sample at `at` to `read` and returns what it made, or `Overwritten` when the
@@ -399,6 +507,7 @@ impl RingReader {
         };
         let before = sequence.load(Ordering::Acquire);
         if before != at.seq {
+            self.release(at.seq);
             return Err(overwritten(before));
         }
         let len = (self.map.word(offset + 8).load(Ordering::Relaxed) as usize)
@@ -411,11 +520,55 @@ impl RingReader {
         let made = read(bytes);
         fence(Ordering::Acquire);
         let after = sequence.load(Ordering::Relaxed);
+        self.release(at.seq);
         if after != at.seq {
             return Err(overwritten(after));
         }
         Ok(made)
     }
+}
+
+impl Drop for RingReader {
+    fn drop(&mut self) {
+        if let Some((header, at)) = &self.release {
+            header.word(*at).store(0, Ordering::Release);
+        }
+    }
+}
+
+/// Claims a free entry of the release table of the ring open (writable) as `file`: the header
+/// page mapped writable and the entry's offset; None when every entry is taken or the page
+/// cannot be mapped (the reader then only reads, and the writer keeps to round robin).
+fn claim_entry(file: &File, path: &Path) -> Option<(Mapping, usize)> {
+    static READERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let header = Mapping::new(file, HEADER, true, path).ok()?;
+    let tag =
+        (u64::from(std::process::id()) << 32) | u64::from(READERS.fetch_add(1, Ordering::Relaxed));
+    (0..RELEASE_ENTRIES)
+        .map(|entry| RELEASES_AT + entry * RELEASE_ENTRY)
+        .find(|&at| {
+            // Released 0 before the owner: the writer never sees this entry with another
+            // reader's progress.
+            let owner = header.word(at);
+            if owner.load(Ordering::Acquire) != 0 {
+                return false;
+            }
+            header.word(at + 8).store(0, Ordering::Release);
+            owner
+                .compare_exchange(0, tag, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        })
+        .map(|at| (header, at))
+}
+
+/// Whether process `pid` exists (kill(pid, 0) fails with ESRCH when it does not).
+fn process_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let found = unsafe { libc::kill(pid, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// Removes the rings in `dir` of run `run_id` (of any run: `None`) whose owner is gone, or all
@@ -441,12 +594,7 @@ pub fn sweep(dir: &Path, run_id: Option<&str>, all: bool) -> Vec<String> {
             None => rest.split('-').nth(1),
         };
         let owner = owner_part.and_then(|p| p.parse::<i32>().ok());
-        // kill(pid, 0) fails with ESRCH when no such process exists.
-        let alive = owner.is_some_and(|pid| {
-            // SAFETY: signal 0 only checks that the process exists.
-            let found = unsafe { libc::kill(pid, 0) } == 0;
-            found || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-        });
+        let alive = owner.is_some_and(process_alive);
         if (all || !alive) && std::fs::remove_file(entry.path()).is_ok() {
             removed.push(name);
         }
@@ -457,6 +605,8 @@ pub fn sweep(dir: &Path, run_id: Option<&str>, all: bool) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
@@ -473,12 +623,13 @@ mod tests {
         let mut writer =
             RingWriter::create(&dir, &ring_name("r1", "cam/front"), 2, 100).expect("ring");
         let reader = RingReader::open(writer.path()).expect("open");
-        let a = writer.write(b"first").expect("write");
-        let b = writer.write(&[7u8; 100]).expect("write");
+        // No same-host reader counted by the writer: every slot in its turn.
+        let a = writer.write(b"first", 0).expect("write");
+        let b = writer.write(&[7u8; 100], 0).expect("write");
         assert_eq!(reader.read(a, |s| s.to_vec()).expect("a"), b"first");
         assert_eq!(reader.read(b, |s| s.to_vec()).expect("b"), vec![7u8; 100]);
         // A third write reuses a's slot: a is lost, named as such.
-        let c = writer.write(b"third").expect("write");
+        let c = writer.write(b"third", 0).expect("write");
         assert_eq!(c.slot, a.slot);
         assert!(matches!(
             reader.read(a, |s| s.len()),
@@ -487,7 +638,7 @@ mod tests {
         assert_eq!(reader.read(c, |s| s.to_vec()).expect("c"), b"third");
         // Slots round up to 8 bytes: 104 here.
         assert!(matches!(
-            writer.write(&[0u8; 105]),
+            writer.write(&[0u8; 105], 0),
             Err(ShmError::TooLarge { len: 105, .. })
         ));
         let path = writer.path().to_path_buf();
@@ -495,6 +646,76 @@ mod tests {
         assert!(!path.exists(), "the writer's file outlived it");
         // The reader's mapping stays valid after the file is gone.
         assert_eq!(reader.read(c, |s| s.to_vec()).expect("c"), b"third");
+    }
+
+    #[test]
+    fn released_slots_are_written_again_and_held_ones_are_not() {
+        let dir = scratch("release");
+        let mut writer = RingWriter::create(&dir, &ring_name("r4", "ping"), 6, 64).expect("ring");
+        let reader = RingReader::open(writer.path()).expect("open");
+        assert!(reader.release.is_some(), "no release entry");
+        // One reader that reads each sample before the next is written: one slot, warm.
+        let mut slots = BTreeSet::new();
+        for i in 0..20u8 {
+            let at = writer.write(&[i; 8], 1).expect("write");
+            assert_eq!(reader.read(at, |b| b[0]).expect("read"), i);
+            slots.insert(at.slot);
+        }
+        assert_eq!(slots.len(), 1, "slots used: {slots:?}");
+        // Samples not yet read are held: the next writes go elsewhere, each readable after.
+        let held: Vec<SlotRef> = (0..5u8)
+            .map(|i| writer.write(&[i; 8], 1).expect("write"))
+            .collect();
+        let distinct: BTreeSet<u32> = held.iter().map(|at| at.slot).collect();
+        assert_eq!(distinct.len(), 5, "{held:?}");
+        for (i, at) in (0u8..).zip(&held) {
+            assert_eq!(reader.read(*at, |b| b[0]).expect("held sample"), i);
+        }
+        // Two readers counted and one entry: round robin, the oldest slot first.
+        let before = writer.written.clone();
+        let at = writer.write(b"x", 2).expect("write");
+        let oldest = (0..6u32)
+            .min_by_key(|&s| before[s as usize])
+            .expect("a slot");
+        assert_eq!(at.slot, oldest);
+        // A dropped reader frees its entry; a fresh one holds every slot until it reads.
+        drop(reader);
+        let second = RingReader::open(writer.path()).expect("open");
+        let first = writer.write(b"y", 1).expect("write");
+        let next = writer.write(b"z", 1).expect("write");
+        assert_ne!(first.slot, next.slot);
+        assert_eq!(second.read(first, |b| b.to_vec()).expect("y"), b"y");
+        assert_eq!(second.read(next, |b| b.to_vec()).expect("z"), b"z");
+    }
+
+    #[test]
+    fn an_entry_of_a_dead_reader_is_reclaimed() {
+        let dir = scratch("reclaim");
+        let mut writer = RingWriter::create(&dir, &ring_name("r5", "img"), 4, 8).expect("ring");
+        // An entry left by a SIGKILLed reader: a pid beyond pid_max, nothing released.
+        let at = RELEASES_AT;
+        writer
+            .map
+            .word(at)
+            .store(99_999_999u64 << 32 | 1, Ordering::Release);
+        let reader = RingReader::open(writer.path()).expect("open");
+        let mut slots = BTreeSet::new();
+        for i in 0..8u8 {
+            let s = writer.write(&[i], 1).expect("write");
+            reader.read(s, |_| ()).expect("read");
+            slots.insert(s.slot);
+        }
+        // Held back by the dead entry (never released), the writer went round every slot.
+        assert_eq!(slots.len(), 4);
+        writer.last_reclaim -= RECLAIM_EVERY;
+        let a = writer.write(b"a", 1).expect("write");
+        reader.read(a, |_| ()).expect("read");
+        let b = writer.write(b"b", 1).expect("write");
+        assert_eq!(
+            a.slot, b.slot,
+            "the dead reader's entry still holds slots back"
+        );
+        assert_eq!(writer.map.word(at).load(Ordering::Acquire), 0);
     }
 
     #[test]

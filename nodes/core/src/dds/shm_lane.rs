@@ -91,6 +91,8 @@ pub(super) struct WriterLane {
     run: String,
     topic: String,
     slots: u32,
+    /// Whether the ring may write slots its readers released before their turn.
+    reuse: bool,
     /// Set once a ring could not be made: samples go inside their descriptors.
     inline: bool,
 }
@@ -101,6 +103,7 @@ impl WriterLane {
         run: &str,
         topic: &str,
         depth: u32,
+        reuse: bool,
     ) -> Self {
         WriterLane {
             descriptors,
@@ -108,6 +111,7 @@ impl WriterLane {
             run: run.to_string(),
             topic: topic.to_string(),
             slots: slots_for(depth),
+            reuse,
             inline: false,
         }
     }
@@ -151,7 +155,8 @@ impl WriterLane {
             // A little room to grow: an image's size is fixed, a cloud's varies per scan.
             let size = len + len / 8 + 64;
             match RingWriter::create(std::path::Path::new(SHM_DIR), &name, self.slots, size) {
-                Ok(ring) => self.ring = Some(ring),
+                Ok(ring) if self.reuse => self.ring = Some(ring),
+                Ok(ring) => self.ring = Some(ring.without_reuse()),
                 Err(e) => {
                     tracing::warn!(
                         "{topic}: no shared-memory ring ({e}); its samples go to same-host \
@@ -176,10 +181,13 @@ impl WriterLane {
                 ..ShmSample::default()
             });
         };
-        let at = ring.write_with(len, fill).map_err(|e| PublishError::Dds {
-            topic: topic.clone(),
-            reason: e.to_string(),
-        })?;
+        let readers = self.descriptors.matched_readers();
+        let at = ring
+            .write_with(len, readers, fill)
+            .map_err(|e| PublishError::Dds {
+                topic: topic.clone(),
+                reason: e.to_string(),
+            })?;
         let name = ring
             .path()
             .file_name()
