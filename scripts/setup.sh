@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 # venv for stock ROS 2 from PyPI (scripts/ros-venv.sh); Mesa's Vulkan drivers (lavapipe) and
 # the Vulkan loader, on which cameras render without a GPU; Chromium, the browser the live
 # view's test drives through examples/live_view.html (tests/interop/view_browser.py); DejaVu
-# fonts for the text of `convoy experiment`'s plots.
-packages=(build-essential pkg-config cyclonedds-tools cyclonedds-dev iproute2 nftables openssh-server openssh-client python3 python3-venv mesa-vulkan-drivers libvulkan1 chromium fonts-dejavu-core)
+# fonts for the text of `convoy experiment`'s plots; OpenSSL's library (convoy's DDS Security
+# certificates and signed documents) and its command line (the independent check of them).
+packages=(build-essential pkg-config libssl-dev openssl cyclonedds-tools cyclonedds-dev iproute2 nftables openssh-server openssh-client python3 python3-venv mesa-vulkan-drivers libvulkan1 chromium fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -133,6 +133,7 @@ pub mod domain {
     pub const SHM_TWO_WRITERS: u32 = 127;
     pub const SHM_SMALL_DEV_SHM: u32 = 128;
     pub const SHM_RECORDER: u32 = 129;
+    pub const SECURITY_CYCLONE: u32 = 130;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 

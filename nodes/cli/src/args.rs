@@ -115,6 +115,9 @@ pub enum Command {
     /// Maps: what an OpenDRIVE file holds, and a scenario's world exported for autonomy stacks
     #[command(subcommand)]
     Map(crate::map_cmd::MapCommand),
+    /// DDS Security: a run's CA, each node's identity and permissions, the governance
+    #[command(subcommand)]
+    Security(crate::security::SecurityCommand),
 }
 
 /// Also what the benches and `convoy launch` run a scenario with (`Default`: none set).

@@ -17,6 +17,7 @@ pub mod qos_cmd;
 pub mod record_cmd;
 pub mod render;
 pub mod run_cmd;
+pub mod security;
 pub mod stamp;
 pub mod topic_cmd;
 pub mod world_cmd;
@@ -98,6 +99,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::View(a) => view(cli.domain, cli.qos, &a),
         Command::Map(MapCommand::Info(a)) => map_cmd::info(&a),
         Command::Map(MapCommand::Export(a)) => map_cmd::export(&a),
+        Command::Security(security::SecurityCommand::Init(a)) => security::init(&a),
     }
 }
 

@@ -1,0 +1,238 @@
+//! `convoy security init`: the files of a secured run, checked by independent tools — OpenSSL
+//! (certificate chains, S/MIME signatures) and CycloneDDS's own DDS Security plugins (the
+//! Debian build's libdds_security_{auth,ac,crypto}), which must accept a node's identity,
+//! permissions and governance for the run's domain and refuse them for another, or tampered.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use convoy_tests::files::fresh_dir;
+use convoy_tests::{convoy, domain, repo_root, run_fails, run_ok, run_with_timeout, watchdog};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// `convoy security init` of two_cars.toml's nodes and a ROS 2 bridge into a new folder.
+fn init(name: &str, domain: u32) -> PathBuf {
+    let dir = fresh_dir("security", name).join("run");
+    let scenario = repo_root().join("launch/scenarios/two_cars.toml");
+    run_ok(
+        convoy()
+            .args(["security", "init"])
+            .arg(&dir)
+            .args(["--domain", &domain.to_string(), "--scenario"])
+            .arg(&scenario)
+            .args(["--node", "bridge/ros2"]),
+        LIMIT,
+    );
+    dir
+}
+
+fn openssl(args: &[&str], dir: &Path) -> (bool, String) {
+    let (ok, out, err) =
+        run_with_timeout(Command::new("openssl").args(args).current_dir(dir), LIMIT);
+    (ok, format!("{out}{err}"))
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[test]
+fn every_node_gets_a_chained_identity_and_signed_documents_and_keys_stay_private() {
+    watchdog("security init", Duration::from_secs(120));
+    let dir = init("files", domain::SECURITY_CYCLONE);
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join("ca.key.pem")), 0o600);
+    let nodes = [
+        "coordinator",
+        "agent_ego",
+        "agent_car_2",
+        "sensor_main",
+        "bridge_ros2",
+        "cli",
+    ];
+    for node in nodes {
+        let enclave = dir.join("enclaves").join(node);
+        assert_eq!(mode(&enclave), 0o700, "{node}");
+        assert_eq!(mode(&enclave.join("key.pem")), 0o600, "{node}");
+        let (ok, out) = openssl(
+            &["verify", "-CAfile", "identity_ca.cert.pem", "cert.pem"],
+            &enclave,
+        );
+        assert!(
+            ok,
+            "{node}'s certificate does not chain to the run's CA: {out}"
+        );
+        for document in ["permissions.p7s", "governance.p7s"] {
+            let (ok, out) = openssl(
+                &[
+                    "smime",
+                    "-verify",
+                    "-text",
+                    "-in",
+                    document,
+                    "-CAfile",
+                    "permissions_ca.cert.pem",
+                    "-out",
+                    "/dev/null",
+                ],
+                &enclave,
+            );
+            assert!(ok, "{node}'s {document} does not verify: {out}");
+        }
+        // The grant names the certificate's subject, with a validity around now.
+        let (ok, subject) = openssl(
+            &[
+                "x509", "-in", "cert.pem", "-noout", "-subject", "-nameopt", "RFC2253",
+            ],
+            &enclave,
+        );
+        assert!(ok, "{subject}");
+        let permissions =
+            std::fs::read_to_string(enclave.join("permissions.xml")).expect("permissions.xml");
+        let cn = node.replacen('_', "/", usize::from(node != "cli"));
+        assert!(
+            subject.contains(&format!("CN={cn}"))
+                && permissions.contains(&format!("CN={cn},O=convoy run run")),
+            "{node}: subject {subject} against\n{permissions}"
+        );
+    }
+    let ego = std::fs::read_to_string(dir.join("enclaves/agent_ego/permissions.xml"))
+        .expect("permissions.xml");
+    assert!(
+        ego.contains("<topic>convoy/agent/ego/state</topic>"),
+        "{ego}"
+    );
+    assert!(
+        !ego.contains("car_2"),
+        "ego may write another agent's topics:\n{ego}"
+    );
+    // A second init into the same folder is refused: keys are never written over.
+    let again = run_fails(
+        convoy()
+            .args(["security", "init"])
+            .arg(&dir)
+            .args(["--node", "cli"]),
+        LIMIT,
+    );
+    assert!(again.contains("not empty"), "{again}");
+}
+
+#[test]
+fn bad_arguments_are_errors_that_name_them() {
+    let dir = fresh_dir("security", "bad").join("run");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--node", "agent/ego", "--encrypt", "sensors"],
+            "unknown topic class 'sensors'",
+        ),
+        (&["--node", "agent/e,go"], "node id 'agent/e,go'"),
+        (
+            &["--node", "agent/ego", "--valid-hours", "0"],
+            "--valid-hours 0",
+        ),
+        (&[], "no nodes"),
+    ];
+    for (args, message) in cases {
+        let err = run_fails(
+            convoy().args(["security", "init"]).arg(&dir).args(args),
+            LIMIT,
+        );
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(!dir.exists(), "{args:?} left {}", dir.display());
+    }
+}
+
+/// A CycloneDDS configuration that secures a participant with `enclave`'s files, using the
+/// plugins of Debian's CycloneDDS.
+fn cyclone_config(enclave: &Path, out: &Path) -> PathBuf {
+    let plugins = "/usr/lib/x86_64-linux-gnu/libddsc0debian";
+    let file = |name: &str| format!("file:{}", enclave.join(name).display());
+    let xml = format!(
+        r#"<CycloneDDS><Domain id="any"><Security>
+  <Authentication><Library path="{plugins}/libdds_security_auth.so" initFunction="init_authentication" finalizeFunction="finalize_authentication"/>
+    <IdentityCA>{}</IdentityCA><IdentityCertificate>{}</IdentityCertificate><PrivateKey>{}</PrivateKey></Authentication>
+  <AccessControl><Library path="{plugins}/libdds_security_ac.so" initFunction="init_access_control" finalizeFunction="finalize_access_control"/>
+    <PermissionsCA>{}</PermissionsCA><Governance>{}</Governance><Permissions>{}</Permissions></AccessControl>
+  <Cryptographic><Library path="{plugins}/libdds_security_crypto.so" initFunction="init_crypto" finalizeFunction="finalize_crypto"/></Cryptographic>
+</Security><Tracing><Verbosity>warning</Verbosity><OutputFile>stderr</OutputFile></Tracing></Domain></CycloneDDS>"#,
+        file("identity_ca.cert.pem"),
+        file("cert.pem"),
+        file("key.pem"),
+        file("permissions_ca.cert.pem"),
+        file("governance.p7s"),
+        file("permissions.p7s"),
+    );
+    let path = out.join(format!(
+        "cyclone-{}.xml",
+        enclave
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    ));
+    std::fs::write(&path, xml).expect("cyclone config");
+    path
+}
+
+/// What `ddsperf` secured by `config` says on `domain`: whether its participant was made
+/// (it then fails at its own topics, which convoy's governance does not list), and its output.
+fn cyclone_participant(config: &Path, domain: u32) -> (bool, String) {
+    let (_, out, err) = run_with_timeout(
+        Command::new("ddsperf")
+            .env("CYCLONEDDS_URI", format!("file://{}", config.display()))
+            .args(["-D", "1", "-i", &domain.to_string(), "pub"]),
+        LIMIT,
+    );
+    let text = format!("{out}{err}");
+    let refused = text.contains("dds_create_participant");
+    let admitted = text.contains("dds_create_topic") && !refused;
+    (admitted, text)
+}
+
+#[test]
+fn cyclone_dds_security_admits_a_node_on_the_run_domain_only() {
+    watchdog("security with cyclone", Duration::from_secs(120));
+    let d = domain::SECURITY_CYCLONE;
+    let dir = init("cyclone", d);
+    let enclave = dir.join("enclaves/agent_ego");
+    let scratch = fresh_dir("security", "cyclone-config");
+    let config = cyclone_config(&enclave, &scratch);
+    let (admitted, text) = cyclone_participant(&config, d);
+    assert!(
+        admitted,
+        "Cyclone refused the run's own files on domain {d}:\n{text}"
+    );
+    let (admitted, text) = cyclone_participant(&config, d + 1);
+    assert!(!admitted, "Cyclone admitted domain {}:\n{text}", d + 1);
+    assert!(text.contains("governance"), "{text}");
+
+    // One changed byte in the signed permissions: refused.
+    let tampered_dir = fresh_dir("security", "cyclone-tampered");
+    for file in [
+        "identity_ca.cert.pem",
+        "permissions_ca.cert.pem",
+        "governance.p7s",
+        "cert.pem",
+        "key.pem",
+        "permissions.p7s",
+    ] {
+        std::fs::copy(enclave.join(file), tampered_dir.join(file)).expect("copy");
+    }
+    let permissions = std::fs::read_to_string(tampered_dir.join("permissions.p7s")).expect("p7s");
+    let changed = permissions.replacen(
+        "<topic>convoy/agent/ego/state</topic>",
+        "<topic>convoy/agent/*/state</topic>",
+        1,
+    );
+    assert_ne!(changed, permissions);
+    std::fs::write(tampered_dir.join("permissions.p7s"), changed).expect("write");
+    let config = cyclone_config(&tampered_dir, &scratch);
+    let (admitted, text) = cyclone_participant(&config, d);
+    assert!(!admitted, "Cyclone admitted tampered permissions:\n{text}");
+}
