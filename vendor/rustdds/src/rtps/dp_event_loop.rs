@@ -309,6 +309,11 @@ impl DPEventLoop {
     #[cfg(not(feature = "security"))]
     let security_plugins_opt = security_plugins_opt.and(None); // make sure it is None an consume value
 
+    // convoy change 61: a secured participant's ACKNACKs go through encode_and_send (each is
+    // transformed for its destination); the batch sends raw bytes, so only a participant
+    // without security plugins batches them (and lets them ride with DATA).
+    let batches_replies = security_plugins_opt.is_none();
+
     let interface_observations = Rc::new(RefCell::new(InterfaceObservations::new()));
     let local_interfaces: Rc<[IfAddr]> = Rc::from(local_interface_table());
     let mut message_receiver = MessageReceiver::new(
@@ -331,6 +336,7 @@ impl DPEventLoop {
       interface_observations,
       reply_batch: transport
         .ack_hold
+        .filter(|_| batches_replies)
         .map(|hold| Arc::new(Mutex::new(ReplyBatch::new(hold, transport.ack_ride_hold)))),
       liveliness_audience_stale: false,
       spdp_batch: SpdpBatch::default(),

@@ -1500,7 +1500,7 @@ impl Reader {
     dst_locator_list: &[Locator],
     destination_guid: GUID,
   ) {
-    #[cfg(not(feature = "security"))]
+    // Only a participant without security plugins has a batch (convoy change 61).
     if let Some(batch) = &self.reply_batch {
       lock_batch(batch).push(info_dst.guid_prefix, dst_locator_list, acknack, flags);
       return;
