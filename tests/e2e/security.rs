@@ -2,13 +2,18 @@
 //! (certificate chains, S/MIME signatures) and CycloneDDS's own DDS Security plugins (the
 //! Debian build's libdds_security_{auth,ac,crypto}), which must accept a node's identity,
 //! permissions and governance for the run's domain and refuse them for another, or tampered.
+//! Then convoy's own nodes secured with them (`CONVOY_SECURITY`): they talk, an outsider on the
+//! same domain sees and reaches nothing, and tampered or missing files stop a node at start.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use convoy_tests::files::fresh_dir;
-use convoy_tests::{convoy, domain, repo_root, run_fails, run_ok, run_with_timeout, watchdog};
+use convoy_tests::{
+    convoy, convoy_on, domain, repo_root, run_fails, run_ok, run_with_timeout, take_turn, watchdog,
+    ChildGuard,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -98,8 +103,10 @@ fn every_node_gets_a_chained_identity_and_signed_documents_and_keys_stay_private
             std::fs::read_to_string(enclave.join("permissions.xml")).expect("permissions.xml");
         let cn = node.replacen('_', "/", usize::from(node != "cli"));
         assert!(
-            subject.contains(&format!("CN={cn}"))
-                && permissions.contains(&format!("CN={cn},O=convoy run run")),
+            subject.contains(&format!("O=convoy run run,CN={cn}"))
+                && permissions.contains(&format!(
+                    "<subject_name>O=convoy run run,CN={cn}</subject_name>"
+                )),
             "{node}: subject {subject} against\n{permissions}"
         );
     }
@@ -235,4 +242,118 @@ fn cyclone_dds_security_admits_a_node_on_the_run_domain_only() {
     let config = cyclone_config(&tampered_dir, &scratch);
     let (admitted, text) = cyclone_participant(&config, d);
     assert!(!admitted, "Cyclone admitted tampered permissions:\n{text}");
+}
+
+/// `convoy bench latency --role ping` for one 64 B round-trip run on `domain`, secured with
+/// `enclave` or not; (succeeded, stdout and stderr).
+fn ping(domain: u32, enclave: Option<&Path>, match_timeout: &str) -> (bool, String) {
+    let mut cmd = convoy_on(domain);
+    cmd.args(["bench", "latency", "--role", "ping", "--sizes", "64"])
+        .args(["--duration", "1", "--match-timeout", match_timeout]);
+    match enclave {
+        Some(dir) => cmd.env("CONVOY_SECURITY", dir),
+        None => cmd.env_remove("CONVOY_SECURITY"),
+    };
+    let (ok, out, err) = run_with_timeout(&mut cmd, LIMIT);
+    (ok, format!("{out}{err}"))
+}
+
+/// The topics an unsecured `convoy topic list` discovers on `domain` within 2 s.
+fn unsecured_topic_list(domain: u32) -> String {
+    let (_, out, err) = run_with_timeout(
+        convoy_on(domain)
+            .env_remove("CONVOY_SECURITY")
+            .args(["topic", "list", "--wait", "2"]),
+        LIMIT,
+    );
+    format!("{out}{err}")
+}
+
+fn pong(domain: u32, enclave: Option<&Path>) -> ChildGuard {
+    let mut cmd = convoy_on(domain);
+    cmd.args(["bench", "latency", "--role", "pong"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    match enclave {
+        Some(dir) => cmd.env("CONVOY_SECURITY", dir),
+        None => cmd.env_remove("CONVOY_SECURITY"),
+    };
+    ChildGuard::spawn("pong", &mut cmd)
+}
+
+#[test]
+fn secured_nodes_talk_and_an_unsecured_participant_sees_and_reaches_nothing() {
+    watchdog("secured nodes", Duration::from_secs(240));
+    let _turn = take_turn();
+    let d = domain::SECURITY_NODES;
+    let dir = init("nodes", d);
+    let cli = dir.join("enclaves/cli");
+    let secured_pong = pong(d, Some(&cli));
+    // Two secured participants (rustdds's builtin plugins) authenticate, exchange keys and
+    // measure round trips through encrypted discovery and signed bench samples.
+    let (ok, text) = ping(d, Some(&cli), "60");
+    assert!(ok, "a secured ping got no answer:\n{text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("64 "))
+        .unwrap_or_else(|| panic!("no 64 B row:\n{text}"));
+    let round_trips_per_s: f64 = row
+        .split_whitespace()
+        .nth(5)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    assert!(round_trips_per_s > 0.0, "{row}");
+    // Without the run's certificates: no topic is seen and no reader answers.
+    let seen = unsecured_topic_list(d);
+    assert!(
+        !seen.contains("convoy/bench"),
+        "an outsider saw the run's topics:\n{seen}"
+    );
+    let (ok, text) = ping(d, None, "3");
+    assert!(!ok, "an unsecured ping was answered:\n{text}");
+    assert!(text.contains("0 of 1 readers matched"), "{text}");
+    // The same outsider sees an unsecured pong's topics: the listing itself works.
+    drop(secured_pong);
+    let _open_pong = pong(d, None);
+    let seen = lines_until_seen(d, "convoy/bench/ping");
+    assert!(seen.contains("convoy/bench/ping"), "{seen}");
+}
+
+/// An unsecured topic listing of `domain` until it shows `topic` (bounded: a few tries).
+fn lines_until_seen(domain: u32, topic: &str) -> String {
+    let mut seen = String::new();
+    for _ in 0..10 {
+        seen = unsecured_topic_list(domain);
+        if seen.contains(topic) {
+            break;
+        }
+    }
+    seen
+}
+
+#[test]
+fn a_tampered_or_missing_security_file_stops_the_node_naming_the_folder() {
+    let d = domain::SECURITY_TAMPERED;
+    let dir = init("tampered", d);
+    let cli = dir.join("enclaves/cli");
+    let permissions = cli.join("permissions.p7s");
+    let text = std::fs::read_to_string(&permissions).expect("permissions.p7s");
+    let widened = text.replacen(
+        "<topic>convoy/bench/*</topic>",
+        "<topic>convoy/*</topic>",
+        1,
+    );
+    assert_ne!(widened, text);
+    std::fs::write(&permissions, widened).expect("write");
+    let (ok, out) = ping(d, Some(&cli), "2");
+    assert!(!ok, "a node started with tampered permissions:\n{out}");
+    assert!(
+        out.contains(&format!("with the security files in {}", cli.display()))
+            && out.contains("signature"),
+        "{out}"
+    );
+    std::fs::remove_file(cli.join("key.pem")).expect("remove key");
+    let (ok, out) = ping(d, Some(&cli), "2");
+    assert!(!ok, "{out}");
+    assert!(out.contains("key.pem is missing"), "{out}");
 }

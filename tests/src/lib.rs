@@ -134,6 +134,8 @@ pub mod domain {
     pub const SHM_SMALL_DEV_SHM: u32 = 128;
     pub const SHM_RECORDER: u32 = 129;
     pub const SECURITY_CYCLONE: u32 = 130;
+    pub const SECURITY_NODES: u32 = 131;
+    pub const SECURITY_TAMPERED: u32 = 132;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 

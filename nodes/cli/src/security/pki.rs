@@ -26,8 +26,7 @@ pub struct Identity {
     pub cert: X509,
 }
 
-/// The subject of a run's certificates: `CN=<name>, O=convoy run <run>` (the order the
-/// permissions documents write it in).
+/// The subject of a run's certificates: CN `<name>` then O `convoy run <run>`.
 pub fn subject(common_name: &str, run: &str) -> Result<X509Name> {
     let mut name = X509NameBuilder::new()?;
     name.append_entry_by_nid(Nid::COMMONNAME, common_name)
@@ -36,9 +35,11 @@ pub fn subject(common_name: &str, run: &str) -> Result<X509Name> {
     Ok(name.build())
 }
 
-/// The subject as DDS Security permissions write it (`CN=..,O=..`).
+/// The subject as the permissions documents write it: RFC 4514 text, whose parts run from
+/// the last of the certificate's to the first (`O=..,CN=..`). rustdds parses the text and
+/// compares names part by part, in order; CycloneDDS takes either order.
 pub fn subject_text(common_name: &str, run: &str) -> String {
-    format!("CN={common_name},O=convoy run {run}")
+    format!("O=convoy run {run},CN={common_name}")
 }
 
 fn p256_key() -> Result<PKey<Private>> {

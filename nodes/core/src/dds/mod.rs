@@ -18,6 +18,7 @@ pub(crate) mod enforced;
 mod node;
 mod publisher;
 pub mod run_scope;
+pub mod security;
 pub mod shm;
 mod shm_lane;
 mod subscriber;
@@ -64,6 +65,14 @@ pub enum NodeError {
     Participant { domain: u32, reason: String },
     #[error(transparent)]
     Transport(#[from] TransportError),
+    #[error(transparent)]
+    Security(#[from] security::SecurityError),
+    #[error("cannot join DDS domain {domain} with the security files in {} ({}): {reason}", dir.display(), security::SECURITY_ENV)]
+    Secured {
+        domain: u32,
+        dir: std::path::PathBuf,
+        reason: String,
+    },
 }
 
 /// The receive buffer convoy asks for on every DDS socket, and below which the OS's ceiling
@@ -232,7 +241,16 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
     if let Some(link) = &transport.link {
         report_link_emulation(link);
     }
-    rustdds::DomainParticipantBuilder::new(domain_id)
+    let secured = security::from_lookup(|var| std::env::var(var).ok())?;
+    let mut builder = rustdds::DomainParticipantBuilder::new(domain_id);
+    if let Some(dir) = &secured {
+        tracing::info!(
+            "DDS Security on: identity and permissions from {}",
+            dir.display()
+        );
+        builder = builder.builtin_security(security::config_files(dir));
+    }
+    builder
         .static_discovery_peers(transport.peers)
         .pacing(transport.pacing, transport.writer_pacing)
         .max_datagram_payload(transport.max_datagram)
@@ -246,7 +264,14 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
         .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
         .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)
         .build()
-        .map_err(|e| fail(&e))
+        .map_err(|e| match secured {
+            Some(dir) => NodeError::Secured {
+                domain,
+                dir,
+                reason: e.to_string(),
+            },
+            None => fail(&e),
+        })
 }
 
 /// Polls `condition` until it holds or `timeout` passes: the bounded wait every discovery

@@ -235,15 +235,19 @@ impl RingWriter {
         slots: u32,
         slot_size: usize,
     ) -> Result<RingWriter, ShmError> {
+        use std::os::unix::fs::OpenOptionsExt;
         let path = dir.join(name);
         let geometry = Geometry {
             slots: slots.max(1),
             slot_size: slot_size.div_ceil(8) * 8,
         };
+        // Owner only: a ring holds samples in the clear, those of a secured run's encrypted
+        // topics included (docs/SECURITY.md); the run's nodes are one user's processes.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(&path)
             .map_err(|e| io(&path, e))?;
         let made = (|| {
@@ -641,6 +645,12 @@ mod tests {
             writer.write(&[0u8; 105], 0),
             Err(ShmError::TooLarge { len: 105, .. })
         ));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(writer.path())
+            .expect("ring")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "a ring readable by other users");
         let path = writer.path().to_path_buf();
         drop(writer);
         assert!(!path.exists(), "the writer's file outlived it");
