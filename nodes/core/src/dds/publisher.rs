@@ -107,10 +107,11 @@ impl<M: Message> Publisher<M> {
         if self.endpoint.matched() == 0 {
             if let Some(lane) = &self.lane {
                 if let Ok(mut lane) = lane.lock() {
-                    if lane.wanted() {
+                    let readers = lane.readers();
+                    if readers > 0 {
                         let bytes = std::mem::take(message.trailing_bytes());
                         let written = write_trailing_into(
-                            &mut lane,
+                            (&mut lane, readers),
                             &self.endpoint.topic,
                             message,
                             len,
@@ -137,10 +138,11 @@ impl<M: Message> Publisher<M> {
         let Ok(mut lane) = lane.lock() else {
             return Ok(LaneWrite::AlsoDds);
         };
-        if !lane.wanted() {
+        let readers = lane.readers();
+        if readers == 0 {
             return Ok(LaneWrite::AlsoDds);
         }
-        lane.write(message)?;
+        lane.write(message, readers)?;
         Ok(if self.endpoint.matched() > 0 {
             LaneWrite::AlsoDds
         } else {
@@ -302,9 +304,10 @@ impl TrailingBytes for crate::messages::BenchSample {
 }
 
 /// Writes `message` (its trailing array empty) with `len` bytes made by `fill` as its array
-/// into the lane: [`trailing_head`], then `fill` into the rest of the slot.
+/// into the lane, for its `readers` same-host readers: [`trailing_head`], then `fill` into the
+/// rest of the slot.
 fn write_trailing_into(
-    lane: &mut WriterLane,
+    (lane, readers): (&mut WriterLane, usize),
     topic: &str,
     message: &impl TrailingBytes,
     len: usize,
@@ -314,7 +317,7 @@ fn write_trailing_into(
         topic: topic.to_string(),
         reason,
     })?;
-    lane.write_with(head.len() + len, |slot| {
+    lane.write_with(head.len() + len, readers, |slot| {
         let (start, rest) = slot.split_at_mut(head.len());
         start.copy_from_slice(&head);
         fill(rest);

@@ -120,28 +120,37 @@ impl WriterLane {
         &self.descriptors
     }
 
-    /// Whether a same-host reader is matched (then [`WriterLane::write`] is worth it).
-    pub(super) fn wanted(&self) -> bool {
-        self.descriptors.matched_readers() > 0
+    /// The same-host readers matched now (none: [`WriterLane::write`] is not worth it). Counted
+    /// once per write and handed to it: each count walks the participant's discovered readers.
+    pub(super) fn readers(&self) -> usize {
+        self.descriptors.matched_readers()
     }
 
-    /// Puts `message` in the ring and tells the same-host readers where.
-    pub(super) fn write<M: Message>(&mut self, message: &M) -> Result<(), PublishError> {
+    /// Puts `message` in the ring for `readers` same-host readers and tells them where.
+    pub(super) fn write<M: Message>(
+        &mut self,
+        message: &M,
+        readers: usize,
+    ) -> Result<(), PublishError> {
         let len = wire::encoded_len(message).map_err(|e| PublishError::Encode {
             topic: self.topic.clone(),
             reason: e.to_string(),
         })?;
         // Encoded straight into the slot: no buffer and copy of a 4 MB image in between.
-        self.write_with(len, |slot| wire::encode_into(message, slot).is_ok())
+        self.write_with(len, readers, |slot| {
+            wire::encode_into(message, slot).is_ok()
+        })
     }
 
-    /// Lets `fill` write a sample's `len` encoded bytes straight into the next slot (making a
-    /// larger ring first when it does not fit) and tells the same-host readers where. Where
+    /// Lets `fill` write a sample's `len` encoded bytes straight into the next slot for
+    /// `readers` same-host readers (making a larger ring first when it does not fit) and tells
+    /// them where. Where
     /// /dev/shm has no room for a ring, the bytes go inside the descriptor instead (the
     /// same-host readers get nothing over `T` itself), and the lane stays so.
     pub(super) fn write_with(
         &mut self,
         len: usize,
+        readers: usize,
         fill: impl FnOnce(&mut [u8]) -> bool,
     ) -> Result<(), PublishError> {
         let topic = &self.topic;
@@ -181,7 +190,6 @@ impl WriterLane {
                 ..ShmSample::default()
             });
         };
-        let readers = self.descriptors.matched_readers();
         let at = ring
             .write_with(len, readers, fill)
             .map_err(|e| PublishError::Dds {
