@@ -246,24 +246,25 @@ fn measure(
     // The writer waits for the recorder as for the reader, so neither misses a counted sample.
     let readers = 1 + usize::from(recorder.is_some());
     let sink = Sink::spawn(domain, qos, args, shape, &topic, reliability, depth)?;
+    // Each sample's bytes, for the writer and for the check of the recording.
+    let pattern = Pattern::new(shape.bytes());
     let (sent, send_seconds, records) = match (args.reader, shape) {
         (ImageReader::Rclpy, Shape::Image { .. }) => {
-            send::<ros_msgs::Image>(&node, &topic, shape, args, sink, readers)
+            send::<ros_msgs::Image>(&node, &topic, (shape, &pattern), args, sink, readers)
         }
         (ImageReader::Rclpy, Shape::Cloud { .. }) => {
-            send::<ros_msgs::PointCloud2>(&node, &topic, shape, args, sink, readers)
+            send::<ros_msgs::PointCloud2>(&node, &topic, (shape, &pattern), args, sink, readers)
         }
         (_, Shape::Image { .. }) => {
-            send::<messages::Image>(&node, &topic, shape, args, sink, readers)
+            send::<messages::Image>(&node, &topic, (shape, &pattern), args, sink, readers)
         }
         (_, Shape::Cloud { .. }) => {
-            send::<messages::PointCloud>(&node, &topic, shape, args, sink, readers)
+            send::<messages::PointCloud>(&node, &topic, (shape, &pattern), args, sink, readers)
         }
     }?;
     let recorded = match recorder {
         None => None,
         Some(recorder) => {
-            let pattern = Pattern::new(shape.bytes());
             let count = match shape {
                 Shape::Image { .. } => recorder.finish::<messages::Image>(&topic, sent, &pattern),
                 Shape::Cloud { .. } => {
@@ -325,17 +326,16 @@ fn measure(
 fn send<M: BenchPayload>(
     node: &Node,
     topic: &str,
-    shape: Shape,
+    (shape, pattern): (Shape, &Pattern),
     args: &ImagesBenchArgs,
     mut sink: Sink,
     readers: usize,
 ) -> Result<(u64, f64, Vec<Record>)> {
     let publisher: Publisher<M> = node.publisher(&Topic::new(topic, TopicClass::Sensor))?;
     let match_timeout = Duration::from_secs_f64(args.timeout);
-    let pattern = Pattern::new(shape.bytes());
     if let Err(e) = warm_up(
         &publisher,
-        &pattern,
+        pattern,
         shape,
         &mut sink,
         readers,

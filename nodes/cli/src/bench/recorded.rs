@@ -54,11 +54,10 @@ impl Recorder {
             std::fs::remove_file(file)
                 .with_context(|| format!("cannot replace the recording {}", file.display()))?;
         }
-        let compression = match compression {
-            Compression::Zstd => "zstd",
-            Compression::Lz4 => "lz4",
-            Compression::None => "none",
-        };
+        // The name `convoy record --compression` takes: clap's, from the same enum.
+        let compression = clap::ValueEnum::to_possible_value(&compression)
+            .map(|v| v.get_name().to_string())
+            .context("a compression without a name")?;
         let mut command = ConvoyArgs::new(domain, qos, &["record", "--quiet", "--topics", topic])
             .flag("--out", file.display())
             .flag("--compression", compression)
