@@ -136,6 +136,8 @@ pub mod domain {
     pub const SECURITY_CYCLONE: u32 = 130;
     pub const SECURITY_NODES: u32 = 131;
     pub const SECURITY_TAMPERED: u32 = 132;
+    pub const SECURITY_RUN: u32 = 133;
+    pub const SECURITY_RUN_LIVE: u32 = 134;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 

@@ -86,7 +86,7 @@ impl RosSide {
     /// Joins ROS domain `domain` as the node the settings name.
     pub fn new(settings: &Ros2Settings, domain: u32) -> Result<RosSide, RosSetupError> {
         let participant_error = |reason: String| RosSetupError::Participant { domain, reason };
-        let participant = convoy_core::dds::participant(domain, true)
+        let participant = convoy_core::dds::participant(domain, convoy_core::dds::Peers::Foreign)
             .map_err(|e| participant_error(e.to_string()))?;
         // ros2-client's node creates `/parameter_events` itself, without a way to pass QoS:
         // its type hash comes from the participant (vendored rustdds change 21).

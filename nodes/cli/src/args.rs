@@ -161,6 +161,11 @@ pub struct RunArgs {
     /// one), gpu (none is an error) or cpu (lavapipe)
     #[arg(long, value_enum, default_value_t = convoy_core::node::AdapterChoice::Auto)]
     pub adapter: convoy_core::node::AdapterChoice,
+    /// DDS Security on every node: a fresh CA, each node's certificate and permissions (its
+    /// own topics only) and the governance, made for this run and removed at its end
+    /// (docs/SECURITY.md); payloads of states and sensors encrypted
+    #[arg(long)]
+    pub secure: bool,
     /// Extra arguments for the coordinator (benchmarks)
     #[arg(skip)]
     pub coordinator_args: Vec<String>,
@@ -185,6 +190,10 @@ pub struct LaunchArgs {
     /// Write one JSON line per agent per frame, as the coordinator receives them
     #[arg(long)]
     pub state_log: Option<PathBuf>,
+    /// DDS Security on every node, as the file's `[run] secure = true` (docs/SECURITY.md):
+    /// the run's certificates are made here and sent to ssh hosts over ssh
+    #[arg(long)]
+    pub secure: bool,
 }
 
 #[derive(Debug, Subcommand)]

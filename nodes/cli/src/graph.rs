@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
@@ -12,15 +12,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use crate::node_process::NodeProcess;
 use crate::process::{read_lines, stop_child, terminate};
-
-/// One node process to start.
-#[derive(Debug, Clone)]
-pub struct NodeProcess {
-    pub id: String,
-    pub program: PathBuf,
-    pub args: Vec<String>,
-}
 
 /// A line a node printed, tagged with the node.
 #[derive(Debug, Clone)]
@@ -96,12 +89,11 @@ impl Graph {
         };
         let runtime_dir = runtime_dir();
         for spec in nodes {
-            let mut command = Command::new(&spec.program);
+            let mut command = spec.command();
             if let Some(dir) = &runtime_dir {
                 command.env("XDG_RUNTIME_DIR", dir);
             }
             let mut child = command
-                .args(&spec.args)
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())

@@ -63,6 +63,7 @@ use convoy_core::config;
 use convoy_core::node::{AdapterChoice, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{ClockMode, Exchange, Scenario};
+use convoy_core::topics::TopicClass;
 
 use crate::grouping::AgentsPerProcess;
 pub use crate::host::HostAddress;
@@ -99,6 +100,13 @@ pub struct RunSection {
     /// Agents that share one process on a host: a number (default 1, a process per agent) or
     /// "auto".
     pub agents_per_process: Option<AgentsPerProcess>,
+    /// DDS Security on every node (docs/SECURITY.md): the launcher makes the run's CA, each
+    /// node's identity and permissions, and removes them when the run ends.
+    #[serde(default)]
+    pub secure: bool,
+    /// Topic classes whose payloads a secured run encrypts (the others are signed); default
+    /// `["state", "sensor"]`.
+    pub encrypt: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -193,6 +201,8 @@ pub struct LaunchFile {
     pub bridge_nodes: Vec<BridgeNodeLaunch>,
     pub record_nodes: Vec<RecordNodeLaunch>,
     pub view_nodes: Vec<ViewNodeLaunch>,
+    /// What a secured run encrypts (`[run] encrypt`).
+    pub encrypt: BTreeSet<TopicClass>,
 }
 
 /// A launch file that cannot be used, with where.
@@ -223,6 +233,17 @@ impl LaunchFile {
                     format!("duration = {d} must be positive"),
                 ));
             }
+        }
+        let encrypt = match &spec.run.encrypt {
+            None => crate::security::run::DEFAULT_ENCRYPTED.into(),
+            Some(names) => crate::security::parse_classes(names)
+                .map_err(|e| invalid(at("encrypt"), format!("{e:#}")))?,
+        };
+        if spec.run.encrypt.is_some() && !spec.run.secure {
+            return Err(invalid(
+                at("encrypt"),
+                "encrypt applies to secured runs: add secure = true".into(),
+            ));
         }
         let scenario_path = base.join(&spec.run.scenario);
         let scenario = Scenario::load(&scenario_path)
@@ -472,6 +493,7 @@ impl LaunchFile {
             bridge_nodes,
             record_nodes,
             view_nodes,
+            encrypt,
         })
     }
 

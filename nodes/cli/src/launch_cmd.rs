@@ -11,8 +11,9 @@ use convoy_core::node::NodeId;
 use convoy_core::qos::QosSpec;
 
 use crate::args::{LaunchArgs, RunArgs};
-use crate::graph::{run_until_done, NodeProcess};
+use crate::graph::run_until_done;
 use crate::grouping::first_agent_of_process;
+use crate::node_process::NodeProcess;
 use crate::process::{run, stop_flag};
 use crate::run_cmd::{scenario_nodes, ExtraNodes};
 
@@ -90,7 +91,8 @@ fn host_name_of(launch: &LaunchFile, node_id: &str) -> String {
 
 pub fn launch(args: &LaunchArgs) -> Result<()> {
     let launch = LaunchFile::load(&args.file)?;
-    let (domain, nodes) = plan(&launch, args)?;
+    let (domain, mut nodes) = plan(&launch, args)?;
+    let secure = args.secure || launch.spec.run.secure;
     // Every node of this run, on every host, gets it (ssh: on its command line).
     let run_id = convoy_core::dds::run_scope::RunId::for_new_run().map_err(anyhow::Error::msg)?;
     let qos_label = args
@@ -101,9 +103,10 @@ pub fn launch(args: &LaunchArgs) -> Result<()> {
             q.to_string()
         });
     println!(
-        "launch {}: domain {domain}, scenario {}, QoS {qos_label}, run id {run_id}",
+        "launch {}: domain {domain}, scenario {}, QoS {qos_label}, run id {run_id}{}",
         args.file.display(),
-        launch.scenario_path.display()
+        launch.scenario_path.display(),
+        if secure { ", secured" } else { "" }
     );
     for node in &nodes {
         let host = host_name_of(&launch, &node.id);
@@ -132,9 +135,19 @@ pub fn launch(args: &LaunchArgs) -> Result<()> {
             );
         }
     }
+    let secured = match secure {
+        true => Some(crate::run_cmd::secure_nodes(
+            &run_id,
+            domain,
+            &launch.encrypt,
+            &mut nodes,
+        )?),
+        false => None,
+    };
     let stop = stop_flag()?;
     let result = run_until_done(&nodes, "coordinator", &stop, true, |_| {});
     crate::run_cmd::sweep_run_rings(&run_id);
+    drop(secured);
     result
 }
 

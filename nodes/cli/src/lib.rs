@@ -11,6 +11,7 @@ pub mod launch;
 pub mod launch_cmd;
 pub mod launch_nodes;
 pub mod map_cmd;
+pub mod node_process;
 pub mod png_save;
 pub mod process;
 pub mod qos_cmd;

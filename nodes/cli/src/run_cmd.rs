@@ -10,80 +10,17 @@ use crate::launch::{
     BridgeNodeLaunch, HostAddress, RecordNodeLaunch, SensorNodeLaunch, ViewNodeLaunch,
 };
 use anyhow::{bail, Result};
-use convoy_core::dds::run_scope::{RunId, RUN_ID_ENV};
+use convoy_core::dds::run_scope::RunId;
 use convoy_core::node::{AdapterChoice, NodeId, SensorNodeRole};
 use convoy_core::qos::QosSpec;
 use convoy_core::scenario::{resolve_path, Scenario};
 
 use crate::args::RunArgs;
-use crate::graph::{run_until_done, sibling_binary, NodeProcess};
+use crate::graph::{run_until_done, sibling_binary};
 use crate::grouping::{agent_process_id, agents_by_host, cores};
+use crate::node_process::NodeProcess;
 use crate::process::stop_flag;
-
-/// Wraps a program and its arguments so that it runs on `host`.
-pub fn on_host(host: &HostAddress, id: &str, program: &Path, args: Vec<String>) -> NodeProcess {
-    let (program, args) = match host {
-        HostAddress::Local => (program.to_path_buf(), args),
-        HostAddress::Netns(name) => {
-            let mut wrapped = vec!["netns".into(), "exec".into(), name.clone()];
-            // Where `convoy netns up` emulates the namespace's link delay (a kernel without
-            // netem), every convoy process started there sends through that emulation.
-            if let Some(link) = crate::launch_cmd::emulated_link(name) {
-                wrapped.push("env".into());
-                wrapped.push(format!("{}={link}", convoy_core::dds::transport::LINK_ENV));
-            }
-            wrapped.push(program.display().to_string());
-            wrapped.extend(args);
-            ("ip".into(), wrapped)
-        }
-        HostAddress::Ssh { user, host } => {
-            let target = match user {
-                Some(u) => format!("{u}@{host}"),
-                None => host.clone(),
-            };
-            // The remote shell gets one command line: quote every word.
-            // The remote node has a terminal (-tt) but its output is piped back: no colours.
-            let mut words = vec!["NO_COLOR=1".to_string()];
-            // The environment does not cross ssh: the run id goes on the command line.
-            if let Ok(Some(id)) = RunId::from_env() {
-                words.push(format!("{RUN_ID_ENV}={id}"));
-            }
-            words.push(shell_quote(&program.display().to_string()));
-            words.extend(args.iter().map(|a| shell_quote(a)));
-            // -tt: the remote node gets a terminal, so stopping the local ssh client hangs it
-            // up and the node stops (SIGHUP) instead of running on, orphaned.
-            let mut ssh_args: Vec<String> = vec![
-                "-tt".into(),
-                "-o".into(),
-                "BatchMode=yes".into(),
-                "-o".into(),
-                "StrictHostKeyChecking=accept-new".into(),
-            ];
-            if let Ok(extra) = std::env::var("CONVOY_SSH_OPTS") {
-                ssh_args.extend(extra.split_whitespace().map(String::from));
-            }
-            ssh_args.push(target);
-            ssh_args.push(words.join(" "));
-            ("ssh".into(), ssh_args)
-        }
-    };
-    NodeProcess {
-        id: id.to_string(),
-        program,
-        args,
-    }
-}
-
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-:=,".contains(&b))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+use crate::security::run::{SecuredRun, DEFAULT_ENCRYPTED};
 
 /// The nodes of a run beyond the coordinator and the agents (`Default`: none).
 #[derive(Debug, Clone, Default)]
@@ -154,7 +91,7 @@ pub fn scenario_nodes(
     // Each node on its host; all but the coordinator take the scenario, then theirs, then common.
     let place = |id: NodeId, program: &Path, args: Vec<String>| {
         let id = id.to_string();
-        on_host(&host_of(&id), &id, program, args)
+        NodeProcess::on(&host_of(&id), &id, program, args)
     };
     let mut nodes = vec![place(
         NodeId::Coordinator,
@@ -175,7 +112,8 @@ pub fn scenario_nodes(
                 .flat_map(|id| ["--id".into(), id.clone()])
                 .collect();
             let id = agent_process_id(ids);
-            nodes.push(on_host(&host, &id, &agent_bin, node_args(own)));
+            let agents = ids.iter().map(|a| NodeId::agent(a)).collect();
+            nodes.push(NodeProcess::on(&host, &id, &agent_bin, node_args(own)).running(agents));
         }
     }
     if !sensors.is_empty() {
@@ -302,7 +240,16 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
         recorders: recorders.collect(),
         views: Vec::new(),
     };
-    let nodes = scenario_nodes(domain, qos, args, &extra, &|_| HostAddress::Local)?;
+    let mut nodes = scenario_nodes(domain, qos, args, &extra, &|_| HostAddress::Local)?;
+    let secured = match args.secure {
+        true => Some(secure_nodes(
+            &run_id,
+            domain,
+            &DEFAULT_ENCRYPTED.into(),
+            &mut nodes,
+        )?),
+        false => None,
+    };
     println!(
         "starting {} nodes on domain {domain}: {}",
         nodes.len(),
@@ -315,7 +262,29 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &RunArgs) -> Result<()> {
     let stop = stop_flag()?;
     let result = run_until_done(&nodes, "coordinator", &stop, true, |_| {});
     sweep_run_rings(&run_id);
+    drop(secured);
     result
+}
+
+/// Makes a secured run's files for `nodes` and points each at its own (`--secure`), saying
+/// where they are and how a user's tools reach the run.
+pub fn secure_nodes(
+    run_id: &RunId,
+    domain: u32,
+    encrypt: &std::collections::BTreeSet<convoy_core::topics::TopicClass>,
+    nodes: &mut [NodeProcess],
+) -> Result<SecuredRun> {
+    let secured = SecuredRun::prepare(run_id, domain, encrypt, nodes)?;
+    let classes: Vec<&str> = encrypt.iter().map(|c| c.profile_name()).collect();
+    println!(
+        "secured: DDS Security on every node, {} identities in {} (removed at the end); payloads of {} encrypted; tools reach the run with {}={}",
+        nodes.len() + 1,
+        secured.dir().display(),
+        if classes.is_empty() { "no class".to_string() } else { classes.join(", ") },
+        convoy_core::dds::security::SECURITY_ENV,
+        secured.tool_enclave().display()
+    );
+    Ok(secured)
 }
 
 /// Removes what is left of the run's shared-memory rings on this host (a node that was killed

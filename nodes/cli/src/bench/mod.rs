@@ -26,7 +26,7 @@ use convoy_core::qos::QosSpec;
 use crate::args::BenchCommand;
 use crate::launch::{HostAddress, LaunchFile};
 use crate::launch_cmd::netns_exists;
-use crate::run_cmd::on_host;
+use crate::node_process::NodeProcess;
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, command: &BenchCommand) -> Result<()> {
     match command {
@@ -200,9 +200,8 @@ impl ConvoyArgs {
     /// The command that runs this `convoy` on `host` (`id` names it there), stdin closed.
     pub fn command(self, host: &HostAddress, id: &str) -> Result<Command> {
         let exe = std::env::current_exe().context("cannot find the convoy executable")?;
-        let node = on_host(host, id, &exe, self.0);
-        let mut command = Command::new(node.program);
-        command.args(node.args).stdin(Stdio::null());
+        let mut command = NodeProcess::on(host, id, &exe, self.0).command();
+        command.stdin(Stdio::null());
         Ok(command)
     }
 }

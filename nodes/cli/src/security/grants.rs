@@ -11,10 +11,10 @@ use convoy_core::topics::{self, TopicClass};
 pub const ALL_TOPICS: &str = "convoy/*";
 
 /// The topics `node` may publish. Every node publishes its status; an agent its own state and
-/// control and its frame barrier; a sensor node sensor data and its barrier; only the
-/// coordinator the clock, the assignments and world replies; bridges (autonomy stacks) the
-/// agents' control and world requests; tools (the CLI: world commands, benches) world
-/// requests and bench traffic.
+/// control, its frame barrier and world replies; a sensor node sensor data and its barrier;
+/// only the coordinator the clock and the assignments; bridges (autonomy stacks) the agents'
+/// control, world requests and their barrier; tools (the CLI: world commands, benches) world
+/// requests and bench traffic. World replies: the coordinator and the agent a command moved.
 pub fn publish(node: &NodeId) -> Vec<String> {
     let mut out = vec![topics::NODES.to_string()];
     match node {
@@ -25,6 +25,8 @@ pub fn publish(node: &NodeId) -> Vec<String> {
             out.push(topics::agent_state(agent).name().to_string());
             out.push(topics::agent_control(agent).name().to_string());
             out.push(topics::FRAME_DONE.to_string());
+            // An agent answers the world commands addressed to it (teleport, set-control).
+            out.push(topics::WORLD_REPLY.to_string());
         }
         NodeId::Sensor(_) => {
             out.push("convoy/sensor/*".to_string());
@@ -33,6 +35,8 @@ pub fn publish(node: &NodeId) -> Vec<String> {
         NodeId::Bridge(_) => {
             out.push(topics::agent_control("*").name().to_string());
             out.push(topics::WORLD_REQUEST.to_string());
+            // A bridge holding the lockstep for its stack reports its frames done.
+            out.push(topics::FRAME_DONE.to_string());
         }
         NodeId::Tool(_) => {
             out.push(topics::WORLD_REQUEST.to_string());
@@ -57,9 +61,10 @@ pub fn class_expression(class: TopicClass) -> String {
     }
 }
 
-/// The directory name of a node's files: its id with `/` as `_` (`agent/ego`: `agent_ego`).
-pub fn enclave_name(node: &NodeId) -> String {
-    node.to_string().replace('/', "_")
+/// The directory name of an identity's files: its name with `/` as `_` (`agent/ego`:
+/// `agent_ego`).
+pub fn enclave_name(identity: &str) -> String {
+    identity.replace('/', "_")
 }
 
 #[cfg(test)]
@@ -91,7 +96,7 @@ mod tests {
             NodeId::Tool("cli".into()),
         ] {
             let grant = publish(&node);
-            for topic in ["convoy/clock", "convoy/assignments", "convoy/world/reply"] {
+            for topic in ["convoy/clock", "convoy/assignments"] {
                 assert!(
                     !grant.iter().any(|p| matches(p, topic)),
                     "{node} may write {topic}"

@@ -19,8 +19,9 @@
 mod documents;
 pub mod grants;
 mod pki;
+pub mod run;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -69,12 +70,15 @@ pub struct InitArgs {
     pub run: Option<String>,
 }
 
-/// What to make: the run, its domain, its nodes, how long it is valid and what is encrypted.
+/// What to make: the run, its domain, its identities, how long it is valid and what is
+/// encrypted.
 #[derive(Debug, Clone)]
 pub struct RunSecurity {
     pub run: String,
     pub domain: u32,
-    pub nodes: BTreeSet<NodeId>,
+    /// Each identity by the name in its certificate (a node id, or a process of several agents,
+    /// `agents/FIRST..LAST`) with the topics it may publish.
+    pub identities: BTreeMap<String, Vec<String>>,
     pub valid_s: i64,
     pub encrypt: BTreeSet<TopicClass>,
 }
@@ -104,24 +108,7 @@ impl RunSecurity {
         if nodes.is_empty() {
             bail!("no nodes: give --scenario FILE or --node ID (repeatable)");
         }
-        let encrypt = args
-            .encrypt
-            .iter()
-            .filter(|c| !c.is_empty())
-            .map(|name| {
-                TopicClass::ALL
-                    .into_iter()
-                    .find(|c| c.profile_name() == name)
-                    .with_context(|| {
-                        let known: Vec<&str> =
-                            TopicClass::ALL.iter().map(|c| c.profile_name()).collect();
-                        format!(
-                            "--encrypt: unknown topic class '{name}' (known: {})",
-                            known.join(", ")
-                        )
-                    })
-            })
-            .collect::<Result<_>>()?;
+        let encrypt = parse_classes(&args.encrypt)?;
         let run = match &args.run {
             Some(run) => run.clone(),
             None => args
@@ -133,11 +120,36 @@ impl RunSecurity {
         Ok(RunSecurity {
             run,
             domain: args.domain,
-            nodes,
+            identities: nodes
+                .iter()
+                .map(|node| (node.to_string(), grants::publish(node)))
+                .collect(),
             valid_s: (args.valid_hours * 3600.0) as i64,
             encrypt,
         })
     }
+}
+
+/// Topic classes by their names (`state`, `sensor`, ...), as `--encrypt` and a launch file's
+/// `[run] encrypt` give them.
+pub fn parse_classes(names: &[String]) -> Result<BTreeSet<TopicClass>> {
+    names
+        .iter()
+        .filter(|c| !c.is_empty())
+        .map(|name| {
+            TopicClass::ALL
+                .into_iter()
+                .find(|c| c.profile_name() == name)
+                .with_context(|| {
+                    let known: Vec<&str> =
+                        TopicClass::ALL.iter().map(|c| c.profile_name()).collect();
+                    format!(
+                        "--encrypt: unknown topic class '{name}' (known: {})",
+                        known.join(", ")
+                    )
+                })
+        })
+        .collect()
 }
 
 /// A node id as a certificate may carry it: printable, no `,` `=` `+` (they would change the
@@ -206,16 +218,15 @@ pub fn make(dir: &Path, spec: &RunSecurity) -> Result<Vec<PathBuf>> {
     let enclaves = dir.join("enclaves");
     make_private_dir(&enclaves)?;
     let mut made = Vec::new();
-    for node in &spec.nodes {
-        let name = grants::enclave_name(node);
-        let common_name = node.to_string();
-        let identity = pki::node_identity(&ca, &common_name, &spec.run, validity)?;
+    for (common_name, publish) in &spec.identities {
+        let name = grants::enclave_name(common_name);
+        let identity = pki::node_identity(&ca, common_name, &spec.run, validity)?;
         let grant = Grant {
             name: name.clone(),
-            subject: pki::subject_text(&common_name, &spec.run),
+            subject: pki::subject_text(common_name, &spec.run),
             domain: spec.domain,
             validity: (validity.0, validity.0 + validity.1),
-            publish: grants::publish(node),
+            publish: publish.clone(),
             subscribe: vec![grants::ALL_TOPICS.to_string()],
         };
         let folder = enclaves.join(&name);

@@ -222,13 +222,24 @@ fn check_node_id(id: &str) -> Result<(), NodeError> {
     }
 }
 
+/// Whose readers a participant's writers serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peers {
+    /// convoy's own nodes: reliable writers keep the back-pressure, and the participant is
+    /// secured when `CONVOY_SECURITY` names the node's files.
+    Convoy,
+    /// Readers convoy does not control (the bridge's ROS side): reliable KEEP_LAST writers
+    /// replace their oldest samples instead of waiting for a reader's acknowledgement (vendored
+    /// rustdds change 22), so a reader that died does not slow the others; never secured (ROS 2
+    /// from PyPI has no DDS Security, and the run's permissions name only the run's domain).
+    Foreign,
+}
+
 /// A DDS participant on `domain` with convoy's transport settings (docs/TRANSPORT.md, from
 /// the environment): every participant a convoy process makes comes from here, the ROS 2
-/// bridge's included. `keep_last_replaces`: reliable KEEP_LAST writers replace their oldest
-/// samples instead of waiting for a reader's acknowledgement (vendored rustdds change 22) —
-/// for writers to readers convoy does not control (the bridge's ROS side), where a reader that
-/// died must not slow the others; convoy's own nodes keep the back-pressure.
-pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainParticipant, NodeError> {
+/// bridge's included.
+pub fn participant(domain: u32, peers: Peers) -> Result<DomainParticipant, NodeError> {
+    let keep_last_replaces = peers == Peers::Foreign;
     let domain_id = check_domain_id(domain)?;
     let fail = |e: &dyn std::fmt::Display| NodeError::Participant {
         domain,
@@ -241,7 +252,10 @@ pub fn participant(domain: u32, keep_last_replaces: bool) -> Result<DomainPartic
     if let Some(link) = &transport.link {
         report_link_emulation(link);
     }
-    let secured = security::from_lookup(|var| std::env::var(var).ok())?;
+    let secured = match peers {
+        Peers::Convoy => security::from_lookup(|var| std::env::var(var).ok())?,
+        Peers::Foreign => None,
+    };
     let mut builder = rustdds::DomainParticipantBuilder::new(domain_id);
     if let Some(dir) = &secured {
         tracing::info!(

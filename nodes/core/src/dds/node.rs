@@ -56,7 +56,7 @@ impl Participant {
             domain,
             reason: e.to_string(),
         };
-        let participant = participant(domain, false)?;
+        let participant = participant(domain, super::Peers::Convoy)?;
         let publisher = participant
             .create_publisher(&QosPolicies::qos_none())
             .map_err(|e| fail(&e))?;

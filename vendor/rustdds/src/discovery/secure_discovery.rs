@@ -107,7 +107,10 @@ pub(crate) struct SecureDiscovery {
 
   // In the key, first GUID is local endpoint's, second is remote endpoint's
   cached_received_key_exchange_messages: HashMap<(GUID, GUID), ParticipantVolatileMessageSecure>,
-  user_data_endpoints_with_keys_already_sent_to: HashSet<GUID>,
+  // (local endpoint, remote endpoint) pairs whose key exchange is done on our side: a pair,
+  // not the remote alone, since two local endpoints (the writers of one topic in two convoy
+  // nodes sharing a participant) each owe a remote their own keys.
+  user_data_endpoints_with_keys_already_sent_to: HashSet<(GUID, GUID)>,
 
   // A set for keeping track which remote readers are relay-only
   relay_only_remote_readers: HashSet<GUID>,
@@ -1985,8 +1988,8 @@ impl SecureDiscovery {
           self.store_received_volatile_message(msg.clone());
         } else {
           info!(
-            "Set crypto tokens for remote writer {:?}",
-            msg.generic.source_endpoint_guid
+            "Set crypto tokens for remote writer {:?} to local reader {:?}",
+            msg.generic.source_endpoint_guid, msg.generic.destination_endpoint_guid
           );
         }
       }
@@ -2370,9 +2373,10 @@ impl SecureDiscovery {
     }
 
     // See if we have already sent our keys. Do nothing if so.
+    let pair = (local_endpoint_guid, remote_endpoint_guid);
     let we_have_sent_ours = self
       .user_data_endpoints_with_keys_already_sent_to
-      .contains(&remote_endpoint_guid);
+      .contains(&pair);
     if we_have_sent_ours {
       return;
     }
@@ -2419,9 +2423,7 @@ impl SecureDiscovery {
     if !need_to_send_keys {
       trace!("Key exchange is not needed with remote {remote_endpoint_guid:?}");
       // Mark as if we have sent keys to the remote
-      self
-        .user_data_endpoints_with_keys_already_sent_to
-        .insert(remote_endpoint_guid);
+      self.user_data_endpoints_with_keys_already_sent_to.insert(pair);
       return;
     }
 
@@ -2450,29 +2452,53 @@ impl SecureDiscovery {
       }
     };
 
-    // Shortcut: if the remote is actually our endpoint, set tokens directly (no
-    // need to send then to the network)
+    // Shortcut: if the remote is actually our endpoint, hand it our tokens directly (no
+    // need to send them to the network), as if it had received them: the remote is the
+    // receiving (local) side of the set call and our endpoint its remote. When the other
+    // direction's registration has not happened yet, the tokens wait in the received-message
+    // cache like a real remote's, and are set when it happens.
     let remote_is_us = remote_endpoint_guid.prefix == self.local_participant_guid.prefix;
     if remote_is_us {
       let set_res = if remote_is_writer {
+        // Our endpoint is a reader: our own writer receives its tokens.
         self
           .security_plugins
           .get_plugins()
-          .set_remote_writer_crypto_tokens(remote_endpoint_guid, local_endpoint_guid, crypto_tokens)
+          .set_remote_reader_crypto_tokens(
+            local_endpoint_guid,
+            remote_endpoint_guid,
+            crypto_tokens.clone(),
+          )
       } else {
+        // Our endpoint is a writer: our own reader receives its tokens.
         self
           .security_plugins
           .get_plugins()
-          .set_remote_reader_crypto_tokens(remote_endpoint_guid, local_endpoint_guid, crypto_tokens)
+          .set_remote_writer_crypto_tokens(
+            local_endpoint_guid,
+            remote_endpoint_guid,
+            crypto_tokens.clone(),
+          )
       };
 
       if let Err(e) = set_res {
-        create_security_error_and_log!(
-          "Failed to set our own crypto tokens as remote tokens: {}. Guid: {:?}",
-          e,
-          remote_endpoint_guid
+        debug!(
+          "Own endpoint {remote_endpoint_guid:?} not ready for the tokens of            {local_endpoint_guid:?} ({e}); kept until it is"
         );
-        return;
+        let class_id = if remote_is_writer {
+          GMCLASSID_SECURITY_DATAREADER_CRYPTO_TOKENS
+        } else {
+          GMCLASSID_SECURITY_DATAWRITER_CRYPTO_TOKENS
+        };
+        let msg = self.new_volatile_message(
+          class_id,
+          key_exchange_writer.guid(),
+          local_endpoint_guid,
+          remote_endpoint_guid.prefix,
+          remote_endpoint_guid,
+          &crypto_tokens,
+        );
+        self.store_received_volatile_message(msg);
       } else {
         debug!("Set our own crypto tokens as remote tokens. Guid: {remote_endpoint_guid:?}");
       }
@@ -2518,9 +2544,7 @@ impl SecureDiscovery {
     }
 
     // Remember that we have successfully sent the keys
-    self
-      .user_data_endpoints_with_keys_already_sent_to
-      .insert(remote_endpoint_guid);
+    self.user_data_endpoints_with_keys_already_sent_to.insert(pair);
   }
 
   fn validate_remote_participant_permissions(

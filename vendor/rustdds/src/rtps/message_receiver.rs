@@ -833,6 +833,43 @@ impl MessageReceiver {
     reader.handle_data_msg(data, data_flags, mr_state);
   }
 
+  /// A user reader is offered every DATA whose writer's entity id matches one of its writers
+  /// (`offer_targets`), in whatever participant: a secured participant must not try to decode
+  /// one from a writer it has not matched (its own participant's, over multicast, or another
+  /// topic's writer with the same entity id elsewhere). It has no keys for it, and the reader
+  /// would drop the sample anyway; trying logged two errors per sample and reader.
+  /// Likewise a DATA from a matched writer whose keys have not arrived yet: the reliable
+  /// protocol repairs it once they have.
+  #[cfg(feature = "security")]
+  fn not_decodable_yet(
+    security_plugins: Option<&SecurityPluginsHandle>,
+    reader: &Reader,
+    source_guid: &GUID,
+  ) -> bool {
+    if !reader.entity_id().kind().is_user_defined() {
+      return false;
+    }
+    if !reader.has_matched_writer(source_guid) {
+      trace!(
+        "Reader {:?}: DATA from unmatched writer {source_guid:?} not decoded",
+        reader.entity_id()
+      );
+      return true;
+    }
+    let keys_ready = security_plugins.is_none_or(|plugins| {
+      plugins
+        .get_plugins()
+        .payload_keys_ready(source_guid, &reader.guid())
+    });
+    if !keys_ready {
+      debug!(
+        "Reader {:?}: DATA from {source_guid:?} before its keys; left for the writer to repair",
+        reader.entity_id()
+      );
+    }
+    !keys_ready
+  }
+
   #[cfg(feature = "security")]
   fn decode_and_handle_data(
     security_plugins: Option<&SecurityPluginsHandle>,
@@ -842,6 +879,9 @@ impl MessageReceiver {
     reader: &mut Reader,
     mr_state: &MessageReceiverState<'_>,
   ) {
+    if Self::not_decodable_yet(security_plugins, reader, source_guid) {
+      return;
+    }
     let Data {
       inline_qos,
       serialized_payload,
@@ -859,7 +899,7 @@ impl MessageReceiver {
               source_guid,
               &reader.guid(),
             )
-            .map_err(|e| error!("{e:?}")),
+            .map_err(|e| error!("{e:?} (DATA from {source_guid:?} to reader {:?})", reader.guid())),
           None => Ok(encoded_payload),
         },
       )
@@ -918,6 +958,9 @@ impl MessageReceiver {
     reader: &mut Reader,
     mr_state: &MessageReceiverState<'_>,
   ) {
+    if Self::not_decodable_yet(security_plugins, reader, source_guid) {
+      return;
+    }
     let DataFrag {
       inline_qos,
       serialized_payload: encoded_payload,

@@ -585,6 +585,12 @@ impl Reader {
     }
   }
 
+  /// Whether this reader has matched the writer `guid` itself (not only a writer with its
+  /// entity id in some participant, which is what [`Self::contains_writer`] asks).
+  pub fn has_matched_writer(&self, guid: &GUID) -> bool {
+    !self.like_stateless && self.matched_writers.contains_key(guid)
+  }
+
   pub fn contains_writer(&self, entity_id: EntityId) -> bool {
     if !self.like_stateless {
       self.matched_writers.contains_entity(entity_id)

@@ -1314,6 +1314,17 @@ impl SecurityPlugins {
     }
   }
 
+  /// Whether a DATA from `source_guid` to the local reader `destination_guid` can be decoded
+  /// now: its payload is not protected, or the writer is registered and its keys are set. Not
+  /// yet (the key exchange still under way) logs nothing, unlike a decode that fails.
+  pub fn payload_keys_ready(&self, source_guid: &GUID, destination_guid: &GUID) -> bool {
+    self.payload_not_protected(destination_guid)
+      || self
+        .remote_endpoint_crypto_handle_cache
+        .get(&(*destination_guid, *source_guid))
+        .is_some_and(|handle| self.crypto.has_decode_key_materials(*handle))
+  }
+
   // These allow us to accept unprotected messages without CryptoHeaders in
   // domains or topics where they are allowed
   pub fn rtps_not_protected(&self, local_participant_guid_prefix: &GuidPrefix) -> bool {

@@ -72,10 +72,9 @@ pub struct CryptographicBuiltin {
   //
   // TODO: The current session_id is just a constant. Implementing counting above requires
   // some access to shared mutable state from encryption/send operations.
-  /// For each (local datawriter (/datareader), remote participant) pair, stores
-  /// the matched remote datareader (/datawriter)
-  matched_remote_endpoint:
-    HashMap<EndpointCryptoHandle, HashMap<ParticipantCryptoHandle, EndpointCryptoHandle>>,
+  /// For each local datawriter (/datareader), the matched remote datareaders
+  /// (/datawriters)
+  matched_remote_endpoint: HashMap<EndpointCryptoHandle, HashSet<EndpointCryptoHandle>>,
   ///For reverse lookups,  for each remote datawriter (/datareader), stores the
   /// matched local datareader (/datawriter)
   matched_local_endpoint: HashMap<EndpointCryptoHandle, EndpointCryptoHandle>,

@@ -107,6 +107,10 @@ impl CryptographicBuiltin {
 }
 
 impl CryptoTransform for CryptographicBuiltin {
+  fn has_decode_key_materials(&self, sending_crypto_handle: CryptoHandle) -> bool {
+    self.decode_key_materials.contains_key(&sending_crypto_handle)
+  }
+
   fn encode_serialized_payload(
     &self,
     plain_buffer: Vec<u8>,

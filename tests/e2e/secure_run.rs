@@ -1,0 +1,160 @@
+//! `convoy run --secure`: the launcher makes the run's certificates, every node joins with its
+//! own identity, the run drives as an unsecured one does (same states, agents grouped in one
+//! process or not), a user's tool reaches it with the run's tool identity while an outsider on
+//! the same domain reads nothing and steers nothing, and no key is left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use convoy_tests::files::{assert_same_states, fresh_file, read_state_log};
+use convoy_tests::process::run_with_timeout;
+use convoy_tests::{
+    convoy_on, convoy_run, domain, repo_root, take_turn, wait_for_line, watchdog, ChildGuard,
+};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn head_on() -> PathBuf {
+    repo_root().join("launch/scenarios/head_on.toml")
+}
+
+/// The run's security folder and the tool identity's folder, from the launcher's `secured:`
+/// line.
+fn secured_paths(line: &str) -> (PathBuf, PathBuf) {
+    let word_after = |marker: &str| -> PathBuf {
+        let rest = line
+            .split(marker)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no '{marker}' in: {line}"));
+        PathBuf::from(rest.split_whitespace().next().unwrap_or_default())
+    };
+    (word_after("identities in "), word_after("CONVOY_SECURITY="))
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[test]
+fn a_secured_run_gives_the_states_of_an_unsecured_one_and_leaves_no_key_behind() {
+    watchdog("secured run", Duration::from_secs(300));
+    let _turn = take_turn();
+    let d = domain::SECURITY_RUN;
+    let open_log = fresh_file("secure_run", "open.jsonl");
+    let (ok, out, err) = run_with_timeout(
+        convoy_run(d, head_on())
+            .args(["--frames", "300", "--state-log"])
+            .arg(&open_log),
+        LIMIT,
+    );
+    assert!(ok, "the unsecured run failed:\n{out}\n{err}");
+    for grouping in ["1", "2"] {
+        let secured_log = fresh_file("secure_run", &format!("secured_{grouping}.jsonl"));
+        let (ok, out, err) = run_with_timeout(
+            convoy_run(d, head_on())
+                .args(["--secure", "--frames", "300"])
+                .args(["--agents-per-process", grouping, "--state-log"])
+                .arg(&secured_log),
+            LIMIT,
+        );
+        assert!(
+            ok,
+            "the secured run ({grouping} a process) failed:\n{out}\n{err}"
+        );
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("secured:"))
+            .unwrap_or_else(|| panic!("no 'secured:' line:\n{out}"));
+        let (dir, _) = secured_paths(line);
+        assert!(
+            !dir.exists(),
+            "{} is left after the run: it holds the run's keys",
+            dir.display()
+        );
+        // The two cars crash into each other: each agent's physics needs the other's states,
+        // decrypted, every frame, for the run to repeat the unsecured one.
+        assert_same_states(
+            &read_state_log(&open_log),
+            &read_state_log(&secured_log),
+            &format!("secured run, {grouping} agent(s) a process"),
+        );
+    }
+}
+
+#[test]
+fn the_run_tool_identity_reaches_a_secured_run_and_an_outsider_reads_and_steers_nothing() {
+    watchdog("secured run, live", Duration::from_secs(300));
+    let _turn = take_turn();
+    let d = domain::SECURITY_RUN_LIVE;
+    let (mut run, lines) = ChildGuard::spawn_with_stdout(
+        "secured run",
+        convoy_run(d, head_on())
+            .args(["--secure", "--frames", "100000000", "--mode", "async"])
+            .stderr(Stdio::null()),
+    );
+    let line = wait_for_line(&lines, LIMIT, "the secured: line", |l| {
+        l.starts_with("secured:")
+    });
+    let (dir, tool) = secured_paths(&line);
+    assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+    assert_eq!(mode(&tool.join("key.pem")), 0o600);
+    let tool_command = |args: &[&str]| {
+        let mut cmd = convoy_on(d);
+        cmd.env("CONVOY_SECURITY", &tool).args(args);
+        run_with_timeout(&mut cmd, LIMIT)
+    };
+    let outsider_command = |args: &[&str]| {
+        let mut cmd = convoy_on(d);
+        cmd.env_remove("CONVOY_SECURITY").args(args);
+        run_with_timeout(&mut cmd, LIMIT)
+    };
+    // With the run's tool identity: the agents' states, decrypted.
+    let (ok, out, err) = tool_command(&[
+        "topic",
+        "echo",
+        "convoy/agent/a/state",
+        "-n",
+        "3",
+        "--timeout",
+        "60",
+    ]);
+    assert!(ok, "the tool identity read no state:\n{out}\n{err}");
+    assert!(out.contains("agent_id"), "{out}");
+    // Without it: nothing is read, and a world command is answered by no one and moves nothing.
+    let (_, out, err) = outsider_command(&[
+        "topic",
+        "echo",
+        "convoy/agent/a/state",
+        "-n",
+        "1",
+        "--timeout",
+        "5",
+    ]);
+    assert!(
+        !out.contains("agent_id"),
+        "an outsider read a secured state:\n{out}\n{err}"
+    );
+    let (ok, out, err) =
+        outsider_command(&["world", "--timeout", "5", "teleport", "a", "500", "500"]);
+    assert!(!ok, "an outsider's teleport was answered:\n{out}\n{err}");
+    let (ok, out, err) = tool_command(&["world", "--timeout", "30", "state", "a"]);
+    assert!(ok, "the tool identity's world state failed:\n{out}\n{err}");
+    assert!(
+        !out.contains("500."),
+        "the outsider's teleport moved agent a:\n{out}"
+    );
+    // Stopped by the user: the folder goes with the run.
+    let status = run.interrupt(Duration::from_secs(30));
+    assert!(status.is_some(), "the secured run did not stop on SIGINT");
+    assert!(
+        !dir.exists(),
+        "{} is left after the run was interrupted",
+        dir.display()
+    );
+}
