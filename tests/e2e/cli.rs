@@ -121,6 +121,14 @@ fn bad_input_gets_clear_errors() {
         ("qos show qos/convoy.xml::nope", "nope"),
         ("bench latency --duration 0", "--duration 0 is out of range"),
         (
+            "launch tests/fixtures/launch_encrypt_class.toml --check",
+            "launch_encrypt_class.toml:4: encrypt: unknown topic class 'sensors'",
+        ),
+        (
+            "launch tests/fixtures/launch_encrypt_unsecured.toml --check",
+            "launch_encrypt_unsecured.toml:3: encrypt applies to secured runs: add secure = true",
+        ),
+        (
             "launch tests/fixtures/launch_view_bind.toml --check",
             "launch_view_bind.toml:16: bind 'localhost': expected HOST:PORT",
         ),

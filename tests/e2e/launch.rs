@@ -394,27 +394,53 @@ fn nodes_run_on_an_ssh_host() {
         .node("agent", "remote", &["ego"])
         .node("agent", "local", &[])
         .write(&dir, "ssh.toml");
-    let log = dir.join("states.jsonl");
-    let out = run_ok(
-        convoy()
+    // Unsecured, then secured: the ssh host's node gets its own enclave over ssh.
+    for secure in [false, true] {
+        let log = dir.join(format!("states_{secure}.jsonl"));
+        let mut launch = convoy();
+        launch
             .arg("launch")
             .arg(&file)
             .args(["--frames", "300", "--state-log"])
             .arg(&log)
-            .env("CONVOY_SSH_OPTS", &sshd.options),
-        Duration::from_secs(120),
-    );
-    assert!(
-        out.contains("agent/ego        on remote (ssh://root@127.0.0.1)"),
-        "{out}"
-    );
-    assert!(out.contains("done: 300 frames"), "{out}");
-    let states = read_state_log(&log);
-    assert!(
-        states.contains_key(&(300, "ego".to_string())),
-        "no state of the ssh agent"
-    );
-    wait_nodes_gone(d, Duration::from_secs(15));
+            .env("CONVOY_SSH_OPTS", &sshd.options);
+        if secure {
+            launch.arg("--secure");
+        }
+        let out = run_ok(&mut launch, Duration::from_secs(180));
+        assert!(
+            out.contains("agent/ego        on remote (ssh://root@127.0.0.1)"),
+            "{out}"
+        );
+        assert!(out.contains("done: 300 frames"), "{out}");
+        let states = read_state_log(&log);
+        assert!(
+            states.contains_key(&(300, "ego".to_string())),
+            "no state of the ssh agent (secured: {secure})"
+        );
+        if secure {
+            // The launcher's folder, and the ssh host's copy of its node's enclave
+            // (/tmp/convoy-secure-RUN-agent_ego: this "remote" host shares /tmp), are gone.
+            let folder = out
+                .lines()
+                .find_map(|l| l.split("identities in ").nth(1))
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_else(|| panic!("no secured: line:\n{out}"));
+            let run_folder = Path::new(folder);
+            let name = run_folder
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .expect("a folder name");
+            let left: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+                .expect("temp dir")
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&name))
+                .collect();
+            assert!(left.is_empty(), "left after the secured run: {left:?}");
+        }
+        wait_nodes_gone(d, Duration::from_secs(15));
+    }
 }
 
 #[test]

@@ -237,7 +237,7 @@ impl LaunchFile {
         let encrypt = match &spec.run.encrypt {
             None => crate::security::run::DEFAULT_ENCRYPTED.into(),
             Some(names) => crate::security::parse_classes(names)
-                .map_err(|e| invalid(at("encrypt"), format!("{e:#}")))?,
+                .map_err(|e| invalid(at("encrypt"), format!("encrypt: {e:#}")))?,
         };
         if spec.run.encrypt.is_some() && !spec.run.secure {
             return Err(invalid(

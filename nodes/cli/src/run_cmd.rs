@@ -112,7 +112,7 @@ pub fn scenario_nodes(
                 .flat_map(|id| ["--id".into(), id.clone()])
                 .collect();
             let id = agent_process_id(ids);
-            let agents = ids.iter().map(|a| NodeId::agent(a)).collect();
+            let agents = ids.iter().map(NodeId::agent).collect();
             nodes.push(NodeProcess::on(&host, &id, &agent_bin, node_args(own)).running(agents));
         }
     }

@@ -108,7 +108,7 @@ impl RunSecurity {
         if nodes.is_empty() {
             bail!("no nodes: give --scenario FILE or --node ID (repeatable)");
         }
-        let encrypt = parse_classes(&args.encrypt)?;
+        let encrypt = parse_classes(&args.encrypt).context("--encrypt")?;
         let run = match &args.run {
             Some(run) => run.clone(),
             None => args
@@ -143,10 +143,7 @@ pub fn parse_classes(names: &[String]) -> Result<BTreeSet<TopicClass>> {
                 .with_context(|| {
                     let known: Vec<&str> =
                         TopicClass::ALL.iter().map(|c| c.profile_name()).collect();
-                    format!(
-                        "--encrypt: unknown topic class '{name}' (known: {})",
-                        known.join(", ")
-                    )
+                    format!("unknown topic class '{name}' (known: {})", known.join(", "))
                 })
         })
         .collect()
