@@ -583,10 +583,12 @@ impl InnerPublisher {
     #[cfg(feature = "security")]
     if let Some(sec_handle) = self.security_plugins_handle.as_ref() {
       // Security is enabled.
-      // Check are we allowed to create the DataWriter from Access control
+      // Check are we allowed to create the DataWriter from Access control (the domain id
+      // first: see create_datareader_internal).
+      let domain_id = dp.domain_id();
       let check_res = sec_handle.get_plugins().check_create_datawriter(
         guid.prefix,
-        dp.domain_id(),
+        domain_id,
         topic.name(),
         &writer_qos,
       );
@@ -1200,10 +1202,13 @@ impl InnerSubscriber {
     #[cfg(feature = "security")]
     if let Some(sec_handle) = self.security_plugins_handle.as_ref() {
       // Security is enabled.
-      // Check are we allowed to create the DataReader from Access control
+      // Check are we allowed to create the DataReader from Access control. The domain id
+      // first: it locks the participant, and taking that lock while holding the plugins'
+      // deadlocks against a thread creating a topic (participant lock, then plugins').
+      let domain_id = dp.domain_id();
       let check_res = sec_handle.get_plugins().check_create_datareader(
         reader_guid.prefix,
-        dp.domain_id(),
+        domain_id,
         topic.name(),
         &qos,
       );

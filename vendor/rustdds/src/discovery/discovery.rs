@@ -2187,9 +2187,16 @@ impl Discovery {
   pub const fn create_participant_stateless_message_qos() -> QosPolicies {
     // See section 7.4.3 "New DCPSParticipantStatelessMessage builtin Topic" of the
     // Security spec
+    //
+    // Depth: the handshake messages of every remote participant share this one (keyless)
+    // topic's history, and the discovery thread takes them some time after they arrive. With
+    // depth 1, a participant authenticating with many others at once (convoy's secured runs:
+    // 17 participants start together) lost requests and replies that the next message from
+    // another participant overwrote, and those handshakes never completed. Best effort either
+    // way: the depth only decides how many wait to be taken.
     QosPolicyBuilder::new()
       .reliability(Reliability::BestEffort) // Important!
-      .history(History::KeepLast { depth: 1 })
+      .history(History::KeepLast { depth: 256 })
       .build()
   }
 
@@ -2206,12 +2213,20 @@ impl Discovery {
     // on the proxy while the reader required PresentationAccessScope::Topic,
     // causing a spurious QoS incompatibility that prevented the volatile
     // endpoints from matching and blocked all secure key exchange.
+    //
+    // ResourceLimits as the SEDP readers' (SEDP_READER_RESOURCE_LIMITS, and why): every remote
+    // participant's key exchange messages share this topic's cache, which without limits
+    // keeps 64 samples and removes the oldest, read or not. A participant with many
+    // endpoints and many remotes (convoy's grouped agents: 8 agents' readers of another
+    // process's 8 writers, 17 participants) lost a datawriter's tokens that way, and that
+    // reader never decoded the writer.
     Self::builtin_subscriber_qos_builder()
       .reliability(Reliability::Reliable {
         max_blocking_time: Duration::from_std(StdDuration::from_millis(100)),
       })
       .history(History::KeepAll)
       .durability(Durability::Volatile)
+      .resource_limits(Self::SEDP_READER_RESOURCE_LIMITS)
       .build()
   }
 

@@ -239,11 +239,11 @@ impl SecureDiscovery {
     }
     info!("Completed setting local crypto tokens as remote tokens");
 
+    drop(plugins); // Drop plugins so that they can be moved to self, and before the DB's lock
+
     // Set ourself as authenticated
     discovery_db_write(discovery_db)
       .update_authentication_status(participant_guid_prefix, AuthenticationStatus::Authenticated);
-
-    drop(plugins); // Drop plugins so that they can be moved to self
 
     Ok(Self {
       security_plugins,
@@ -1417,8 +1417,10 @@ impl SecureDiscovery {
     discovery_db: &Arc<RwLock<DiscoveryDB>>,
     discovery_updated_sender: &WakeSender<DiscoveryNotificationType>,
   ) {
-    let mut db = discovery_db_write(discovery_db);
-    db.update_authentication_status(participant_guid_prefix, new_status);
+    // The DB's write lock is let go before notifying (as convoy change 33 does in
+    // discovery.rs): the notification channel is bounded, and the event loop that empties it
+    // may be waiting for this lock itself (a secured participant with many remotes hung here).
+    discovery_db_write(discovery_db).update_authentication_status(participant_guid_prefix, new_status);
 
     send_discovery_notification(
       discovery_updated_sender,
@@ -2381,15 +2383,30 @@ impl SecureDiscovery {
       return;
     }
 
-    // Dig out remote's security attributes
-    let sec_info_opt = if remote_is_writer {
-      discovery_db_read(discovery_db)
-        .get_topic_writer(&remote_endpoint_guid)
-        .map(|writer| writer.publication_topic_data.security_info().clone())
-    } else {
-      discovery_db_read(discovery_db)
-        .get_topic_reader(&remote_endpoint_guid)
-        .map(|reader| reader.subscription_topic_data.security_info().clone())
+    // Dig out remote's security attributes. An endpoint of our own participant may be
+    // known only as a local one (its SEDP announcement need not come back to us), so those
+    // are looked up there too: without it, a participant's readers never got the keys of its
+    // own writers (convoy's agents of one process read each other's states).
+    let remote_is_us = remote_endpoint_guid.prefix == self.local_participant_guid.prefix;
+    let sec_info_opt = {
+      let db = discovery_db_read(discovery_db);
+      if remote_is_writer {
+        db.get_topic_writer(&remote_endpoint_guid)
+          .or_else(|| {
+            remote_is_us
+              .then(|| db.get_local_topic_writer(remote_endpoint_guid))
+              .flatten()
+          })
+          .map(|writer| writer.publication_topic_data.security_info().clone())
+      } else {
+        db.get_topic_reader(&remote_endpoint_guid)
+          .or_else(|| {
+            remote_is_us
+              .then(|| db.get_local_topic_reader(remote_endpoint_guid))
+              .flatten()
+          })
+          .map(|reader| reader.subscription_topic_data.security_info().clone())
+      }
     };
 
     let sec_attr = match sec_info_opt.flatten() {
@@ -2457,7 +2474,6 @@ impl SecureDiscovery {
     // receiving (local) side of the set call and our endpoint its remote. When the other
     // direction's registration has not happened yet, the tokens wait in the received-message
     // cache like a real remote's, and are set when it happens.
-    let remote_is_us = remote_endpoint_guid.prefix == self.local_participant_guid.prefix;
     if remote_is_us {
       let set_res = if remote_is_writer {
         // Our endpoint is a reader: our own writer receives its tokens.
@@ -2552,13 +2568,15 @@ impl SecureDiscovery {
     remote_guid_prefix: GuidPrefix,
     discovery_db: &Arc<RwLock<DiscoveryDB>>,
   ) -> SecurityResult<()> {
-    let mut sec_plugins = self.security_plugins.get_plugins();
-
-    // Get PermissionsToken
+    // Get PermissionsToken, before taking the plugins' lock: holding it while waiting for
+    // the DiscoveryDB deadlocked against the event loop, which holds the DB while sending
+    // (and sending takes the plugins' lock).
     let permissions_token = discovery_db_read(discovery_db)
       .find_participant_proxy(remote_guid_prefix)
       .and_then(|data| data.permissions_token.clone())
       .ok_or_else(|| security_error("Could not get PermissionsToken from DiscoveryDB"))?;
+
+    let mut sec_plugins = self.security_plugins.get_plugins();
 
     // Get AuthenticatedPeerCredentialToken
     let auth_credential_token =
