@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use convoy_tests::files::{assert_same_states, fresh_file, read_state_log};
+use convoy_tests::files::{assert_same_states, fresh_dir, fresh_file, read_state_log, write_file};
 use convoy_tests::process::run_with_timeout;
 use convoy_tests::{
     convoy_on, convoy_run, domain, repo_root, take_turn, wait_for_line, watchdog, ChildGuard,
@@ -157,4 +157,65 @@ fn the_run_tool_identity_reaches_a_secured_run_and_an_outsider_reads_and_steers_
         "{} is left after the run was interrupted",
         dir.display()
     );
+}
+
+/// Sixteen cars side by side, each driving its own straight lane: no sensors, so the run is
+/// only the lockstep of 18 secured participants (or 4, grouped).
+fn sixteen_lanes(dir: &Path) -> PathBuf {
+    let mut text = String::from(
+        "[scenario]\nname = \"sixteen_lanes\"\nseed = 7\ndt = 0.01\nmode = \"sync\"\nstep = \"fixed\"\n",
+    );
+    for i in 0..16 {
+        let y = 5.0 * f64::from(i);
+        text.push_str(&format!(
+            "\n[[agents]]\nid = \"car_{i:02}\"\nstart = {{ x = 0.0, y = {y:.1}, yaw = 0.0 }}\n\
+             controller = {{ kind = \"waypoints\", speed = 8.0, path = [[0.0, {y:.1}], [400.0, {y:.1}]] }}\n"
+        ));
+    }
+    write_file(dir, "sixteen_lanes.toml", &text)
+}
+
+#[test]
+fn sixteen_secured_agents_come_up_and_repeat_the_unsecured_run_grouped_or_not() {
+    watchdog("sixteen secured agents", Duration::from_secs(600));
+    let _turn = take_turn();
+    let d = domain::SECURITY_RUN_SIXTEEN;
+    let dir = fresh_dir("secure_run", "sixteen");
+    let scenario = sixteen_lanes(&dir);
+    let open_log = dir.join("open.jsonl");
+    let (ok, out, err) = run_with_timeout(
+        convoy_run(d, &scenario)
+            .args([
+                "--frames",
+                "200",
+                "--agents-per-process",
+                "8",
+                "--state-log",
+            ])
+            .arg(&open_log),
+        LIMIT,
+    );
+    assert!(ok, "the unsecured run failed:\n{out}\n{err}");
+    // 17 participants authenticating pairwise, and 2 agent processes whose 8 agents create
+    // their endpoints on one participant at once: the two shapes that hung rustdds's
+    // security (vendor/rustdds/CHANGES.md, changes 62 and 63).
+    for grouping in ["1", "8"] {
+        let secured_log = dir.join(format!("secured_{grouping}.jsonl"));
+        let (ok, out, err) = run_with_timeout(
+            convoy_run(d, &scenario)
+                .args(["--secure", "--frames", "200"])
+                .args(["--agents-per-process", grouping, "--state-log"])
+                .arg(&secured_log),
+            Duration::from_secs(240),
+        );
+        assert!(
+            ok,
+            "the secured run ({grouping} a process) failed:\n{out}\n{err}"
+        );
+        assert_same_states(
+            &read_state_log(&open_log),
+            &read_state_log(&secured_log),
+            &format!("16 secured agents, {grouping} a process"),
+        );
+    }
 }

@@ -138,6 +138,7 @@ pub mod domain {
     pub const SECURITY_TAMPERED: u32 = 132;
     pub const SECURITY_RUN: u32 = 133;
     pub const SECURITY_RUN_LIVE: u32 = 134;
+    pub const SECURITY_RUN_SIXTEEN: u32 = 135;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 

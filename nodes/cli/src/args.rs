@@ -512,6 +512,10 @@ pub struct LockstepArgs {
         value_name = "N|auto"
     )]
     pub agents_per_process: Vec<AgentsPerProcess>,
+    /// Run each configuration open, secured (`convoy run --secure`: DDS Security on every
+    /// node, state payloads encrypted), or both, comma separated
+    #[arg(long, value_delimiter = ',', default_value = "open")]
+    pub security: Vec<BenchSecurity>,
     /// Drive this scenario's world instead of the flat ring: its [map] and its first N agents
     /// (starts and controllers, e.g. lane_follow cars on Town01), at the bench's settings (dt
     /// 0.01), so frames/s compare with the ring's
@@ -520,6 +524,22 @@ pub struct LockstepArgs {
     /// Write the results as CSV
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// Whether a bench's run is secured (`--security`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchSecurity {
+    Open,
+    Secured,
+}
+
+impl std::fmt::Display for BenchSecurity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            BenchSecurity::Open => "open",
+            BenchSecurity::Secured => "secured",
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -14,11 +14,13 @@ use convoy_core::scenario::{
 };
 
 use super::{write_csv, ScratchDir};
-use crate::args::{check_each, check_range, LockstepArgs, RunArgs};
+use crate::args::{check_each, check_range, BenchSecurity, LockstepArgs, RunArgs};
 use crate::graph::run_until_done;
 use crate::grouping::AgentsPerProcess;
 use crate::process::stop_flag;
 use crate::run_cmd::{scenario_nodes, ExtraNodes};
+use crate::security::run::{SecuredRun, DEFAULT_ENCRYPTED};
+use convoy_core::dds::run_scope::RunId;
 
 /// N cars spaced ~20 m apart on a circle, driving the same way at 8 m/s.
 pub fn ring_scenario(agents: usize) -> Scenario {
@@ -80,6 +82,7 @@ const CSV_HEADER: &[&str] = &[
     "barrier_p99_us",
     "datagrams_per_frame",
     "agents_per_process",
+    "security",
 ];
 
 /// The coordinator's RESULT line.
@@ -136,10 +139,11 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
     let stop = stop_flag()?;
     let mut rows = Vec::new();
     println!(
-        "{:>7} {:>9} {:>11} {:>8} {:>10} {:>14} {:>14} {:>16}",
+        "{:>7} {:>9} {:>11} {:>8} {:>8} {:>10} {:>14} {:>14} {:>16}",
         "agents",
         "exchange",
         "agents/proc",
+        "security",
         "frames",
         "frames/s",
         "barrier p50 us",
@@ -159,7 +163,11 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
             } else {
                 format!(", {per_process} agents a process")
             };
-            for exchange in &args.exchange {
+            for (exchange, security) in args
+                .exchange
+                .iter()
+                .flat_map(|e| args.security.iter().map(move |s| (e, *s)))
+            {
                 // Only the lockstep is measured: no sensor nodes (and none waited for).
                 let run_args = RunArgs {
                     scenario: scenario.clone(),
@@ -176,10 +184,20 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                     agents_per_process: Some(per_process),
                     ..RunArgs::default()
                 };
-                let nodes =
+                let mut nodes =
                     scenario_nodes(domain, qos, &run_args, &ExtraNodes::default(), &|_| {
                         HostAddress::Local
                     })?;
+                // Kept until the run is over: dropping it removes the run's keys.
+                let _secured = match security {
+                    BenchSecurity::Secured => Some(SecuredRun::prepare(
+                        &RunId::generate(),
+                        domain,
+                        &DEFAULT_ENCRYPTED.into(),
+                        &mut nodes,
+                    )?),
+                    BenchSecurity::Open => None,
+                };
                 let mut result = None;
                 let mut errors = Vec::new();
                 let outcome = run_until_done(&nodes, "coordinator", &stop, false, |l| {
@@ -191,13 +209,13 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 });
                 if let Err(e) = outcome {
                     bail!(
-                        "{n} agents, {exchange}{grouped}: {e:#}\n{}",
+                        "{n} agents, {exchange}{grouped}, {security}: {e:#}\n{}",
                         errors.join("\n")
                     );
                 }
                 let Some(r) = result else {
                     bail!(
-                        "{n} agents, {exchange}{grouped}: no result\n{}",
+                        "{n} agents, {exchange}{grouped}, {security}: no result\n{}",
                         errors.join("\n")
                     );
                 };
@@ -205,7 +223,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 // 400,000 frames/s with every agent gone during start-up).
                 if r.left > 0 {
                     bail!(
-                        "{n} agents, {exchange}{grouped}: {} agent(s) left the run (their status lapsed), so \
+                        "{n} agents, {exchange}{grouped}, {security}: {} agent(s) left the run (their status lapsed), so \
                          the frames did not measure {n} agents\n{}",
                         r.left,
                         errors.join("\n")
@@ -215,7 +233,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                     .datagrams_per_frame
                     .map_or_else(String::new, |d| format!("{d:.1}"));
                 println!(
-                    "{n:>7} {exchange:>9} {per_process:>11} {:>8} {:>10.1} {:>14.1} {:>14.1} \
+                    "{n:>7} {exchange:>9} {per_process:>11} {security:>8} {:>8} {:>10.1} {:>14.1} {:>14.1} \
                      {datagrams:>16}",
                     r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us
                 );
@@ -228,6 +246,7 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                     format!("{:.1}", r.barrier_p99_us),
                     datagrams,
                     per_process.to_string(),
+                    security.to_string(),
                 ]);
                 if stop.load(std::sync::atomic::Ordering::Relaxed) {
                     break;
