@@ -7,7 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use convoy_tests::files::{assert_same_states, fresh_dir, fresh_file, read_state_log, write_file};
+use convoy_tests::garbage::{domain_targets, replay_domain, send_garbage};
 use convoy_tests::process::run_with_timeout;
 use convoy_tests::{
     convoy_on, convoy_run, domain, repo_root, take_turn, wait_for_line, watchdog, ChildGuard,
@@ -149,6 +153,48 @@ fn the_run_tool_identity_reaches_a_secured_run_and_an_outsider_reads_and_steers_
         !out.contains("500."),
         "the outsider's teleport moved agent a:\n{out}"
     );
+    // The run's own coordinator identity, used for what its grant lacks (writing bench
+    // traffic, as a stolen key would be used for anything): the writer is refused.
+    let mut cmd = convoy_on(d);
+    cmd.env("CONVOY_SECURITY", dir.join("enclaves/coordinator"))
+        .args(["bench", "latency", "--role", "pong"]);
+    let (ok, out, err) = run_with_timeout(&mut cmd, LIMIT);
+    assert!(
+        !ok,
+        "the coordinator's identity wrote bench traffic:\n{out}\n{err}"
+    );
+    assert!(
+        err.contains("Not allowed to create a DataWriter to topic convoy/bench/pong"),
+        "{err}"
+    );
+    // With another run's certificates (a CA of its own, the same domain and names): nothing.
+    let other = fresh_dir("secure_run", "other_run").join("run");
+    let (ok, out, err) = run_with_timeout(
+        convoy_on(d)
+            .args(["security", "init"])
+            .arg(&other)
+            .args(["--domain", &d.to_string(), "--scenario"])
+            .arg(head_on())
+            .args(["--node", "cli"]),
+        LIMIT,
+    );
+    assert!(ok, "{out}\n{err}");
+    let mut cmd = convoy_on(d);
+    cmd.env("CONVOY_SECURITY", other.join("enclaves/cli"))
+        .args([
+            "topic",
+            "echo",
+            "convoy/agent/a/state",
+            "-n",
+            "1",
+            "--timeout",
+            "5",
+        ]);
+    let (_, out, err) = run_with_timeout(&mut cmd, LIMIT);
+    assert!(
+        !out.contains("agent_id"),
+        "another run's certificates read a state:\n{out}\n{err}"
+    );
     // Stopped by the user: the folder goes with the run.
     let status = run.interrupt(Duration::from_secs(30));
     assert!(status.is_some(), "the secured run did not stop on SIGINT");
@@ -218,4 +264,57 @@ fn sixteen_secured_agents_come_up_and_repeat_the_unsecured_run_grouped_or_not() 
             &format!("16 secured agents, {grouping} a process"),
         );
     }
+}
+
+#[test]
+fn garbage_and_replayed_datagrams_leave_a_secured_run_running_and_its_states_unchanged() {
+    watchdog(
+        "secured run under hostile traffic",
+        Duration::from_secs(300),
+    );
+    let _turn = take_turn();
+    let d = domain::SECURITY_RUN_HOSTILE;
+    let open_log = fresh_file("secure_run", "hostile_open.jsonl");
+    let (ok, out, err) = run_with_timeout(
+        convoy_run(d, head_on())
+            .args(["--frames", "300", "--state-log"])
+            .arg(&open_log),
+        LIMIT,
+    );
+    assert!(ok, "the open run failed:\n{out}\n{err}");
+    // While the secured run starts and runs: noise and RTPS-shaped garbage to every port of
+    // the domain, and every datagram the run multicasts (its announcements, handshakes,
+    // encrypted states) recorded and sent back, again and again, to every port.
+    let stop = Arc::new(AtomicBool::new(false));
+    let ports = domain_targets(d, 24).iter().map(|t| t.port()).collect();
+    let garbage = send_garbage(d, ports, Arc::clone(&stop));
+    let replayed = replay_domain(d, Arc::clone(&stop));
+    let secured_log = fresh_file("secure_run", "hostile_secured.jsonl");
+    let (ok, out, err) = run_with_timeout(
+        convoy_run(d, head_on())
+            .args(["--secure", "--frames", "300", "--state-log"])
+            .arg(&secured_log),
+        LIMIT,
+    );
+    stop.store(true, Ordering::Relaxed);
+    let garbage_sent = garbage.join().expect("garbage thread");
+    let replays_sent = replayed.join().expect("replay thread");
+    assert!(
+        ok,
+        "the secured run failed under hostile traffic:\n{out}\n{err}"
+    );
+    assert!(
+        garbage_sent > 100,
+        "only {garbage_sent} garbage datagrams sent"
+    );
+    assert!(replays_sent > 100, "only {replays_sent} datagrams replayed");
+    assert!(
+        !out.contains("panicked") && !err.contains("panicked"),
+        "a node panicked:\n{out}\n{err}"
+    );
+    assert_same_states(
+        &read_state_log(&open_log),
+        &read_state_log(&secured_log),
+        "secured run under garbage and replays",
+    );
 }

@@ -29,6 +29,7 @@ use convoy_core::messages::{Image, Message, ShmSample};
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{self, Topic};
 use convoy_tests::files::fresh_dir;
+use convoy_tests::garbage::{send_garbage, Garbage};
 use convoy_tests::images::{is_whole, test_image, udp_ports_of, MARKER};
 use convoy_tests::paced::{paced_writes, Write};
 use convoy_tests::{
@@ -759,88 +760,6 @@ impl Drop for ShmFiles {
             let _ = std::fs::remove_file(path).or_else(|_| std::fs::remove_dir(path));
         }
     }
-}
-
-/// xorshift64*: garbage that differs from datagram to datagram, reproducibly.
-struct Garbage(u64);
-
-impl Garbage {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-
-    /// A datagram: plain noise, or an RTPS header (so the receiver parses on) followed by
-    /// submessages of convoy's kinds (DATA, DATA_FRAG, HEARTBEAT, ACKNACK, GAP, INFO_TS,
-    /// INFO_DST, NACK_FRAG, HEARTBEAT_FRAG) with random flags, lengths and bodies.
-    fn datagram(&mut self) -> Vec<u8> {
-        let len = match self.next() % 8 {
-            0 => 60_000,
-            n => (n as usize * 173) % 1400,
-        };
-        if self.next().is_multiple_of(3) {
-            return self.bytes(len);
-        }
-        let mut out = b"RTPS\x02\x04\x01\x0f".to_vec();
-        out.extend(self.bytes(12));
-        const KINDS: [u8; 9] = [0x15, 0x16, 0x07, 0x06, 0x08, 0x09, 0x0e, 0x12, 0x13];
-        while out.len() < len.max(24) {
-            let kind = KINDS[(self.next() % KINDS.len() as u64) as usize];
-            let flags = self.next() as u8;
-            let body = (self.next() % 96) as usize;
-            // Now and then a length that runs past the datagram's end.
-            let claimed = if self.next().is_multiple_of(5) {
-                self.next() as u16
-            } else {
-                body as u16
-            };
-            out.push(kind);
-            out.push(flags);
-            out.extend(if flags & 1 == 1 {
-                claimed.to_le_bytes()
-            } else {
-                claimed.to_be_bytes()
-            });
-            out.extend(self.bytes(body));
-        }
-        out
-    }
-}
-
-/// Sends garbage datagrams to every port in `ports` on loopback and to the domain's multicast
-/// groups until `stop`; returns how many it sent.
-fn send_garbage(d: u32, ports: Vec<u16>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
-    std::thread::spawn(move || {
-        let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
-        let _ = socket.set_multicast_loop_v4(true);
-        let group = std::net::Ipv4Addr::new(239, 255, 0, 1);
-        // RTPS's well-known multicast ports of the domain: discovery and user traffic.
-        let base = (7400 + 250 * d) as u16;
-        let mut targets: Vec<std::net::SocketAddr> = ports
-            .iter()
-            .map(|p| (std::net::Ipv4Addr::LOCALHOST, *p).into())
-            .collect();
-        targets.push((group, base).into());
-        targets.push((group, base + 1).into());
-        let mut garbage = Garbage(0x5eed_0000 + u64::from(d));
-        let mut sent = 0u64;
-        while !stop.load(Ordering::Relaxed) {
-            for target in &targets {
-                if socket.send_to(&garbage.datagram(), target).is_ok() {
-                    sent += 1;
-                }
-            }
-            // Paced: a flood would measure the machine's two cores, not the parsers.
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        sent
-    })
 }
 
 /// A ring header (docs/TRANSPORT.md: magic, version, slot count, slot size, owner pid in a

@@ -5,6 +5,7 @@
 //! [`files`]; camera images a reader can tell torn from whole, in [`images`].
 
 pub mod files;
+pub mod garbage;
 pub mod images;
 pub mod paced;
 pub mod process;
@@ -139,6 +140,7 @@ pub mod domain {
     pub const SECURITY_RUN: u32 = 133;
     pub const SECURITY_RUN_LIVE: u32 = 134;
     pub const SECURITY_RUN_SIXTEEN: u32 = 135;
+    pub const SECURITY_RUN_HOSTILE: u32 = 136;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 
