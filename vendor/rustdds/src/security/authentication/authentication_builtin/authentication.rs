@@ -29,7 +29,7 @@ use crate::{
 };
 use super::{
   types::{
-    parse_signature_algo_name_to_ring, BuiltinAuthenticatedPeerCredentialToken,
+    algo_name, parse_signature_algo_name_to_ring, BuiltinAuthenticatedPeerCredentialToken,
     BuiltinIdentityToken, DH_MODP_KAGREE_ALGO_NAME, ECDH_KAGREE_ALGO_NAME,
     QOS_IDENTITY_CA_PROPERTY_NAME, QOS_IDENTITY_CERTIFICATE_PROPERTY_NAME,
     QOS_PASSWORD_PROPERTY_NAME, QOS_PRIVATE_KEY_PROPERTY_NAME,
@@ -553,9 +553,10 @@ impl Authentication for AuthenticationBuiltin {
 
     // Check which key agreement algorithm the remote has chosen & generate our own
     // key pair
-    let dh2_keys = if request.c_kagree_algo == *DH_MODP_KAGREE_ALGO_NAME {
+    let requested_kagree_algo = algo_name(&request.c_kagree_algo);
+    let dh2_keys = if requested_kagree_algo == DH_MODP_KAGREE_ALGO_NAME.as_bytes() {
       DHKeys::new_modp_keys()?
-    } else if request.c_kagree_algo == *ECDH_KAGREE_ALGO_NAME {
+    } else if requested_kagree_algo == ECDH_KAGREE_ALGO_NAME.as_bytes() {
       DHKeys::new_ec_keys(&self.secure_random_generator)?
     } else {
       return Err(create_security_error_and_log!(
@@ -796,6 +797,17 @@ impl Authentication for AuthenticationBuiltin {
         // Note: We already verified above that hash_c1-recomputed vs. hash_c1-stored
         // match and hash_c2 recomputed vs received (if any) match.
 
+        // The reply signs our DH1; a reply that leaves it out (it is optional, and
+        // CycloneDDS does) signs the one we sent, and one that carries it must carry ours.
+        let own_dh1 = dh1.public_key_bytes()?;
+        let reply_dh1 = match &reply.dh1 {
+          Some(echoed) if echoed.as_ref() != own_dh1.as_ref() => {
+            return Err(create_security_error_and_log!(
+              "Diffie-Hellman parameter DH1 in the handshake reply is not ours"
+            ));
+          }
+          _ => Bytes::copy_from_slice(own_dh1.as_ref()),
+        };
         let cc2_properties: Vec<BinaryProperty> = vec![
           BinaryProperty::with_propagate(
             "hash_c2",
@@ -810,7 +822,7 @@ impl Authentication for AuthenticationBuiltin {
             "challenge1",
             Bytes::copy_from_slice(reply.challenge1.as_ref()),
           ),
-          BinaryProperty::with_propagate("dh1", Bytes::copy_from_slice(reply.dh1.as_ref())),
+          BinaryProperty::with_propagate("dh1", Bytes::copy_from_slice(reply_dh1.as_ref())),
           BinaryProperty::with_propagate("hash_c1", Bytes::copy_from_slice(hash_c1.as_ref())),
         ];
 
@@ -828,7 +840,7 @@ impl Authentication for AuthenticationBuiltin {
         // Verify that the key agreement algo in the reply is as we expect
         let kagree_algo_in_reply = reply.c_kagree_algo;
         let expected_kagree_algo = dh1.kagree_algo_name_str();
-        if kagree_algo_in_reply != expected_kagree_algo {
+        if algo_name(&kagree_algo_in_reply) != expected_kagree_algo.as_bytes() {
           return Err(create_security_error_and_log!(
             "Unexpected key agreement algorithm: {kagree_algo_in_reply:?} in \
              HandshakeReplyMessageToken. Expected {expected_kagree_algo}"
@@ -940,16 +952,18 @@ impl Authentication for AuthenticationBuiltin {
           }
         }
 
-        // sanity check
-        if dh1_public != final_token.dh1 {
+        // sanity checks, where the final message carries the keys (both are optional)
+        if final_token.dh1.as_ref().is_some_and(|d| *d != dh1_public) {
           return Err(create_security_error_and_log!(
             "Diffie-Hellman parameter DH1 mismatch on authentication final receive"
           ));
         }
-
-        // sanity check
         let dh2_public_key = dh2.public_key_bytes()?;
-        if dh2_public_key.as_ref() != final_token.dh2.as_ref() {
+        if final_token
+          .dh2
+          .as_ref()
+          .is_some_and(|d| d.as_ref() != dh2_public_key.as_ref())
+        {
           return Err(create_security_error_and_log!(
             "Diffie-Hellman parameter DH2 mismatch on authentication final receive"
           ));

@@ -305,10 +305,17 @@ pub const ECDSA_SIGNATURE_ALGO_NAME: &[u8] = b"ECDSA-SHA256";
 
 // Recognize standard string constatns and convert to
 // corresponging algorithm identifiers in ring library.
+/// An algorithm name as received, without the C string terminator some implementations
+/// (CycloneDDS) include in the binary property's value: `ECDH+prime256v1-CEUM\0`. Only for
+/// comparing names: what is hashed and signed stays byte for byte what was received.
+pub(crate) fn algo_name(received: &[u8]) -> &[u8] {
+  received.strip_suffix(b"\0").unwrap_or(received)
+}
+
 pub(crate) fn parse_signature_algo_name_to_ring(
-  algo_name: &[u8],
+  algo_name_received: &[u8],
 ) -> SecurityResult<&'static dyn ring::signature::VerificationAlgorithm> {
-  match algo_name {
+  match algo_name(algo_name_received) {
     RSA_SIGNATURE_ALGO_NAME => Ok(&ring::signature::RSA_PSS_2048_8192_SHA256),
     ECDSA_SIGNATURE_ALGO_NAME => Ok(&ring::signature::ECDSA_P256_SHA256_ASN1),
     _other =>
@@ -423,9 +430,9 @@ impl BuiltinHandshakeMessageToken {
       .challenge2
       .ok_or_else(|| create_security_error_and_log!("challenge2 not found"))
       .and_then(|b| Challenge::try_from(b.as_ref()))?;
-    let dh1 = self
-      .dh1
-      .ok_or_else(|| create_security_error_and_log!("dh1 not found"))?;
+    // dh1 is optional in a reply (the requester's own key, echoed back; CycloneDDS leaves
+    // it out): the requester knows it.
+    let dh1 = self.dh1;
     let dh2 = self
       .dh2
       .ok_or_else(|| create_security_error_and_log!("dh2 not found"))?;
@@ -468,12 +475,10 @@ impl BuiltinHandshakeMessageToken {
       .challenge2
       .ok_or_else(|| create_security_error_and_log!("challenge2 not found"))
       .and_then(|b| Challenge::try_from(b.as_ref()))?;
-    let dh1 = self
-      .dh1
-      .ok_or_else(|| create_security_error_and_log!("dh1 not found"))?;
-    let dh2 = self
-      .dh2
-      .ok_or_else(|| create_security_error_and_log!("dh2 not found"))?;
+    // Both keys are optional in a final message (each side knows them; CycloneDDS leaves
+    // them out).
+    let dh1 = self.dh1;
+    let dh2 = self.dh2;
     let signature = self
       .signature
       .ok_or_else(|| create_security_error_and_log!("signature not found"))?;
@@ -515,7 +520,8 @@ pub(in crate::security) struct HandshakeReply {
   pub hash_c2: Option<Sha256>,
   pub challenge1: Challenge,
   pub challenge2: Challenge,
-  pub dh1: Bytes,
+  /// Optional: the requester's own key.
+  pub dh1: Option<Bytes>,
   pub dh2: Bytes,
   pub signature: Bytes,
 }
@@ -526,8 +532,9 @@ pub(in crate::security) struct HandshakeFinal {
   pub hash_c2: Option<Sha256>,
   pub challenge1: Challenge,
   pub challenge2: Challenge,
-  pub dh1: Bytes,
-  pub dh2: Bytes,
+  /// Optional: both sides know both keys.
+  pub dh1: Option<Bytes>,
+  pub dh2: Option<Bytes>,
   pub signature: Bytes,
 }
 
