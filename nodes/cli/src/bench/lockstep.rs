@@ -139,16 +139,16 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
     let stop = stop_flag()?;
     let mut rows = Vec::new();
     println!(
-        "{:>7} {:>9} {:>11} {:>8} {:>8} {:>10} {:>14} {:>14} {:>16}",
+        "{:>7} {:>9} {:>11} {:>8} {:>10} {:>14} {:>14} {:>16} {:>8}",
         "agents",
         "exchange",
         "agents/proc",
-        "security",
         "frames",
         "frames/s",
         "barrier p50 us",
         "barrier p99 us",
-        "datagrams/frame"
+        "datagrams/frame",
+        "security"
     );
     for &n in &args.agents {
         let generated = match &args.world {
@@ -233,8 +233,8 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                     .datagrams_per_frame
                     .map_or_else(String::new, |d| format!("{d:.1}"));
                 println!(
-                    "{n:>7} {exchange:>9} {per_process:>11} {security:>8} {:>8} {:>10.1} {:>14.1} {:>14.1} \
-                     {datagrams:>16}",
+                    "{n:>7} {exchange:>9} {per_process:>11} {:>8} {:>10.1} {:>14.1} {:>14.1} \
+                     {datagrams:>16} {security:>8}",
                     r.frames, r.fps, r.barrier_p50_us, r.barrier_p99_us
                 );
                 rows.push(vec![
