@@ -10,7 +10,9 @@ use std::time::Duration;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use convoy_tests::files::{assert_same_states, fresh_dir, fresh_file, read_state_log, write_file};
+use convoy_tests::files::{
+    assert_same_states, file_mode, fresh_dir, fresh_file, read_state_log, write_file,
+};
 use convoy_tests::garbage::{domain_targets, replay_domain, send_garbage};
 use convoy_tests::process::run_with_timeout;
 use convoy_tests::{
@@ -36,13 +38,19 @@ fn secured_paths(line: &str) -> (PathBuf, PathBuf) {
     (word_after("identities in "), word_after("CONVOY_SECURITY="))
 }
 
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .permissions()
-        .mode()
-        & 0o777
+/// Runs head_on.toml for 300 frames on domain `d` with `extra` options, logging its states to
+/// a fresh `log_name`; fails the test if the run fails. Returns the log.
+fn head_on_states(d: u32, log_name: &str, extra: &[&str]) -> PathBuf {
+    let log = fresh_file("secure_run", log_name);
+    let (ok, out, err) = run_with_timeout(
+        convoy_run(d, head_on())
+            .args(extra)
+            .args(["--frames", "300", "--state-log"])
+            .arg(&log),
+        LIMIT,
+    );
+    assert!(ok, "head_on {extra:?} failed:\n{out}\n{err}");
+    log
 }
 
 #[test]
@@ -50,14 +58,7 @@ fn a_secured_run_gives_the_states_of_an_unsecured_one_and_leaves_no_key_behind()
     watchdog("secured run", Duration::from_secs(300));
     let _turn = take_turn();
     let d = domain::SECURITY_RUN;
-    let open_log = fresh_file("secure_run", "open.jsonl");
-    let (ok, out, err) = run_with_timeout(
-        convoy_run(d, head_on())
-            .args(["--frames", "300", "--state-log"])
-            .arg(&open_log),
-        LIMIT,
-    );
-    assert!(ok, "the unsecured run failed:\n{out}\n{err}");
+    let open_log = head_on_states(d, "open.jsonl", &[]);
     for grouping in ["1", "2"] {
         let secured_log = fresh_file("secure_run", &format!("secured_{grouping}.jsonl"));
         let (ok, out, err) = run_with_timeout(
@@ -106,8 +107,8 @@ fn the_run_tool_identity_reaches_a_secured_run_and_an_outsider_reads_and_steers_
         l.starts_with("secured:")
     });
     let (dir, tool) = secured_paths(&line);
-    assert_eq!(mode(&dir), 0o700, "{}", dir.display());
-    assert_eq!(mode(&tool.join("key.pem")), 0o600);
+    assert_eq!(file_mode(&dir), 0o700, "{}", dir.display());
+    assert_eq!(file_mode(&tool.join("key.pem")), 0o600);
     let tool_command = |args: &[&str]| {
         let mut cmd = convoy_on(d);
         cmd.env("CONVOY_SECURITY", &tool).args(args);
@@ -274,14 +275,7 @@ fn garbage_and_replayed_datagrams_leave_a_secured_run_running_and_its_states_unc
     );
     let _turn = take_turn();
     let d = domain::SECURITY_RUN_HOSTILE;
-    let open_log = fresh_file("secure_run", "hostile_open.jsonl");
-    let (ok, out, err) = run_with_timeout(
-        convoy_run(d, head_on())
-            .args(["--frames", "300", "--state-log"])
-            .arg(&open_log),
-        LIMIT,
-    );
-    assert!(ok, "the open run failed:\n{out}\n{err}");
+    let open_log = head_on_states(d, "hostile_open.jsonl", &[]);
     // While the secured run starts and runs: noise and RTPS-shaped garbage to every port of
     // the domain, and every datagram the run multicasts (its announcements, handshakes,
     // encrypted states) recorded and sent back, again and again, to every port.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use convoy_tests::files::fresh_dir;
+use convoy_tests::files::{file_mode, fresh_dir};
 use convoy_tests::{
     convoy, convoy_on, domain, repo_root, run_fails, run_ok, run_with_timeout, take_turn, watchdog,
     ChildGuard,
@@ -39,21 +39,12 @@ fn openssl(args: &[&str], dir: &Path) -> (bool, String) {
     (ok, format!("{out}{err}"))
 }
 
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .permissions()
-        .mode()
-        & 0o777
-}
-
 #[test]
 fn every_node_gets_a_chained_identity_and_signed_documents_and_keys_stay_private() {
     watchdog("security init", Duration::from_secs(120));
     let dir = init("files", domain::SECURITY_CYCLONE);
-    assert_eq!(mode(&dir), 0o700);
-    assert_eq!(mode(&dir.join("ca.key.pem")), 0o600);
+    assert_eq!(file_mode(&dir), 0o700);
+    assert_eq!(file_mode(&dir.join("ca.key.pem")), 0o600);
     let nodes = [
         "coordinator",
         "agent_ego",
@@ -64,8 +55,8 @@ fn every_node_gets_a_chained_identity_and_signed_documents_and_keys_stay_private
     ];
     for node in nodes {
         let enclave = dir.join("enclaves").join(node);
-        assert_eq!(mode(&enclave), 0o700, "{node}");
-        assert_eq!(mode(&enclave.join("key.pem")), 0o600, "{node}");
+        assert_eq!(file_mode(&enclave), 0o700, "{node}");
+        assert_eq!(file_mode(&enclave.join("key.pem")), 0o600, "{node}");
         let (ok, out) = openssl(
             &["verify", "-CAfile", "identity_ca.cert.pem", "cert.pem"],
             &enclave,

@@ -41,6 +41,16 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// The permission bits of `path` (0o700 for a private folder).
+pub fn file_mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
 /// A scenario shipped in launch/scenarios (e.g. "two_cars.toml"), by its absolute path.
 pub fn shipped_scenario(name: &str) -> PathBuf {
     repo_root().join("launch/scenarios").join(name)
