@@ -15,4 +15,5 @@ echo "==> cargo test"
 cargo build --workspace --bins --tests --quiet
 cargo test --workspace --no-fail-fast
 echo "==> the vendored rustdds's own unit tests (convoy's changes: vendor/rustdds/CHANGES.md)"
-cargo test --manifest-path vendor/rustdds/Cargo.toml --target-dir target --lib --quiet
+# With `security`, as convoy builds it: its DDS Security tests run too.
+cargo test --manifest-path vendor/rustdds/Cargo.toml --target-dir target --lib --features security --quiet

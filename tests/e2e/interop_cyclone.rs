@@ -4,18 +4,25 @@
 //! Both sides build the same canonical sample of each type independently. convoy writes its
 //! samples on `interop/to_cyclone/<Type>`; the peer compares every field and prints
 //! `OK <Type>` or `MISMATCH ...`. The peer writes its samples on `interop/from_cyclone/<Type>`;
-//! this test compares every field with `==`.
+//! this test compares every field with `==`. The same exchange runs again in a secured run,
+//! both sides with DDS Security and the run's certificates, the payloads encrypted.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use convoy_core::dds::security::SECURITY_ENV;
 use convoy_core::dds::{Node, Publisher, Subscriber};
 use convoy_core::messages::*;
 use convoy_core::qos::QosSet;
 use convoy_core::topics::{Topic, TopicClass};
-use convoy_tests::{cyclone_programs, domain, watchdog, ChildGuard};
+use convoy_tests::files::fresh_dir;
+use convoy_tests::{
+    convoy, cyclone_programs, cyclone_security_config, domain, run_ok, take_turn, watchdog,
+    ChildGuard,
+};
 
 const QOS: &str = r#"<dds><qos_library name="interop">
   <qos_profile name="bench">
@@ -197,9 +204,15 @@ impl<M: Message + PartialEq> Check for Pair<M> {
     }
 }
 
-fn pair<M: Message + PartialEq>(node: &Node, name: &'static str, canonical: M) -> Box<dyn Check> {
+/// Where the samples go: `{prefix}to_cyclone/<Type>` and `{prefix}from_cyclone/<Type>`.
+fn pair<M: Message + PartialEq>(
+    node: &Node,
+    prefix: &str,
+    name: &'static str,
+    canonical: M,
+) -> Box<dyn Check> {
     let topic =
-        |direction: &str| Topic::new(format!("interop/{direction}/{name}"), TopicClass::Bench);
+        |direction: &str| Topic::new(format!("{prefix}{direction}/{name}"), TopicClass::Bench);
     Box::new(Pair {
         name,
         canonical,
@@ -210,34 +223,97 @@ fn pair<M: Message + PartialEq>(node: &Node, name: &'static str, canonical: M) -
 
 #[test]
 fn rust_types_and_idl_agree_with_cyclonedds() {
+    let _turn = take_turn();
     watchdog(
         "rust_types_and_idl_agree_with_cyclonedds",
         Duration::from_secs(120),
     );
-    let peer_seconds = 60;
-    let (mut peer, lines) = ChildGuard::spawn_with_stdout(
-        "cyclone_peer",
-        Command::new(cyclone_programs().join("cyclone_peer"))
-            .arg(domain::INTEROP_CYCLONE.to_string())
-            .arg(peer_seconds.to_string()),
+    exchange_every_type(domain::INTEROP_CYCLONE, "interop/", None);
+}
+
+/// The same exchange in a secured run (issue 40): `convoy security init` makes the files, the
+/// peer is a CycloneDDS participant with Debian's DDS Security plugins and a tool's identity,
+/// convoy's node has the `cli` identity, and the bench class is encrypted. Every type crosses
+/// both ways: handshake, permissions, key exchange and AES-GCM payloads agree between rustdds
+/// and CycloneDDS. Without the run's files on the convoy side nothing would cross (the
+/// outsider tests in secure_run.rs).
+#[test]
+fn secured_cyclonedds_and_convoy_exchange_every_type_encrypted() {
+    let _turn = take_turn();
+    watchdog(
+        "secured_cyclonedds_and_convoy_exchange_every_type_encrypted",
+        Duration::from_secs(180),
     );
+    let d = domain::INTEROP_CYCLONE_SECURED;
+    let dir = fresh_dir("interop", "cyclone-secured").join("run");
+    run_ok(
+        convoy()
+            .args(["security", "init"])
+            .arg(&dir)
+            .args(["--domain", &d.to_string()])
+            .args(["--node", "cli", "--node", "tool/cyclone"])
+            .args(["--encrypt", "bench,state,sensor"]),
+        Duration::from_secs(60),
+    );
+    let peer_config = cyclone_security_config(&dir.join("enclaves/tool_cyclone"), &dir);
+    let secured = Secured {
+        convoy_enclave: &dir.join("enclaves/cli"),
+        peer_config: &peer_config,
+    };
+    exchange_every_type(d, "convoy/bench/", Some(secured));
+}
+
+/// The files of both sides of a secured exchange.
+struct Secured<'a> {
+    /// The convoy node's folder (`CONVOY_SECURITY`).
+    convoy_enclave: &'a Path,
+    /// The peer's CycloneDDS configuration (`CYCLONEDDS_URI`).
+    peer_config: &'a Path,
+}
+
+/// convoy and cyclone_peer write their canonical samples of every type on topics under
+/// `prefix` until each side has received every type whole; both secured where `secured` says.
+fn exchange_every_type(domain: u32, prefix: &str, secured: Option<Secured>) {
+    let peer_seconds = 60;
+    let mut peer_command = Command::new(cyclone_programs().join("cyclone_peer"));
+    peer_command
+        .arg(domain.to_string())
+        .arg(peer_seconds.to_string())
+        .arg(format!("{prefix}to_cyclone/"))
+        .arg(format!("{prefix}from_cyclone/"));
+    if let Some(secured) = &secured {
+        peer_command.env(
+            "CYCLONEDDS_URI",
+            format!("file://{}", secured.peer_config.display()),
+        );
+    }
+    let (mut peer, lines) = ChildGuard::spawn_with_stdout("cyclone_peer", &mut peer_command);
 
     let qos = QosSet::from_str(QOS, "interop.xml", None).expect("test QoS");
-    let node = Node::new(domain::INTEROP_CYCLONE, "interop/convoy", Arc::new(qos)).expect("node");
+    // The participant reads CONVOY_SECURITY once, when it is made; the tests of this file take
+    // turns, so no other test's node sees the variable.
+    if let Some(secured) = &secured {
+        std::env::set_var(SECURITY_ENV, secured.convoy_enclave);
+    }
+    let node = Node::new(domain, "interop/convoy", Arc::new(qos));
+    std::env::remove_var(SECURITY_ENV);
+    let node = node.expect("node");
     let mut checks: Vec<Box<dyn Check>> = vec![
-        pair(&node, "Tick", tick()),
-        pair(&node, "AgentState", state("ego", 42, 1.5)),
+        pair(&node, prefix, "Tick", tick()),
+        pair(&node, prefix, "AgentState", state("ego", 42, 1.5)),
         pair(
             &node,
+            prefix,
             "FrameDone",
             FrameDone {
                 node_id: "agent/ego".into(),
                 frame: 43,
             },
         ),
-        pair(&node, "NodeStatus", node_status()),
+        pair(&node, prefix, "NodeStatus", node_status()),
         pair(
             &node,
+            prefix,
             "SensorAssignment",
             SensorAssignment {
                 agent_id: "ego".into(),
@@ -247,10 +323,10 @@ fn rust_types_and_idl_agree_with_cyclonedds() {
                 load: 0.35,
             },
         ),
-        pair(&node, "Image", image()),
-        pair(&node, "PointCloud", point_cloud()),
-        pair(&node, "GnssFix", gnss()),
-        pair(&node, "WorldRequest", world_request()),
+        pair(&node, prefix, "Image", image()),
+        pair(&node, prefix, "PointCloud", point_cloud()),
+        pair(&node, prefix, "GnssFix", gnss()),
+        pair(&node, prefix, "WorldRequest", world_request()),
     ];
 
     let all: BTreeSet<&str> = checks.iter().map(|c| c.name()).collect();

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use convoy_tests::files::{file_mode, fresh_dir};
 use convoy_tests::{
-    convoy, convoy_on, domain, repo_root, run_fails, run_ok, run_with_timeout, take_turn, watchdog,
-    ChildGuard,
+    convoy, convoy_on, cyclone_security_config, domain, repo_root, run_fails, run_ok,
+    run_with_timeout, take_turn, watchdog, ChildGuard,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -147,37 +147,6 @@ fn bad_arguments_are_errors_that_name_them() {
     }
 }
 
-/// A CycloneDDS configuration that secures a participant with `enclave`'s files, using the
-/// plugins of Debian's CycloneDDS.
-fn cyclone_config(enclave: &Path, out: &Path) -> PathBuf {
-    let plugins = "/usr/lib/x86_64-linux-gnu/libddsc0debian";
-    let file = |name: &str| format!("file:{}", enclave.join(name).display());
-    let xml = format!(
-        r#"<CycloneDDS><Domain id="any"><Security>
-  <Authentication><Library path="{plugins}/libdds_security_auth.so" initFunction="init_authentication" finalizeFunction="finalize_authentication"/>
-    <IdentityCA>{}</IdentityCA><IdentityCertificate>{}</IdentityCertificate><PrivateKey>{}</PrivateKey></Authentication>
-  <AccessControl><Library path="{plugins}/libdds_security_ac.so" initFunction="init_access_control" finalizeFunction="finalize_access_control"/>
-    <PermissionsCA>{}</PermissionsCA><Governance>{}</Governance><Permissions>{}</Permissions></AccessControl>
-  <Cryptographic><Library path="{plugins}/libdds_security_crypto.so" initFunction="init_crypto" finalizeFunction="finalize_crypto"/></Cryptographic>
-</Security><Tracing><Verbosity>warning</Verbosity><OutputFile>stderr</OutputFile></Tracing></Domain></CycloneDDS>"#,
-        file("identity_ca.cert.pem"),
-        file("cert.pem"),
-        file("key.pem"),
-        file("permissions_ca.cert.pem"),
-        file("governance.p7s"),
-        file("permissions.p7s"),
-    );
-    let path = out.join(format!(
-        "cyclone-{}.xml",
-        enclave
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    ));
-    std::fs::write(&path, xml).expect("cyclone config");
-    path
-}
-
 /// What `ddsperf` secured by `config` says on `domain`: whether its participant was made
 /// (it then fails at its own topics, which convoy's governance does not list), and its output.
 fn cyclone_participant(config: &Path, domain: u32) -> (bool, String) {
@@ -200,7 +169,7 @@ fn cyclone_dds_security_admits_a_node_on_the_run_domain_only() {
     let dir = init("cyclone", d);
     let enclave = dir.join("enclaves/agent_ego");
     let scratch = fresh_dir("security", "cyclone-config");
-    let config = cyclone_config(&enclave, &scratch);
+    let config = cyclone_security_config(&enclave, &scratch);
     let (admitted, text) = cyclone_participant(&config, d);
     assert!(
         admitted,
@@ -230,7 +199,7 @@ fn cyclone_dds_security_admits_a_node_on_the_run_domain_only() {
     );
     assert_ne!(changed, permissions);
     std::fs::write(tampered_dir.join("permissions.p7s"), changed).expect("write");
-    let config = cyclone_config(&tampered_dir, &scratch);
+    let config = cyclone_security_config(&tampered_dir, &scratch);
     let (admitted, text) = cyclone_participant(&config, d);
     assert!(!admitted, "Cyclone admitted tampered permissions:\n{text}");
 }

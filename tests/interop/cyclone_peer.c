@@ -6,7 +6,10 @@
  * samples on `interop/to_cyclone/<Type>` and reads ours from `interop/from_cyclone/<Type>`; if
  * both sides agree on every field, the Rust CDR encoding matches the IDL.
  *
- * Usage: cyclone_peer DOMAIN_ID TIMEOUT_SECONDS
+ * Usage: cyclone_peer DOMAIN_ID TIMEOUT_SECONDS [TO_PREFIX FROM_PREFIX]
+ *
+ * The prefixes replace `interop/to_cyclone/` and `interop/from_cyclone/`. CYCLONEDDS_URI may
+ * secure the participant (DDS Security with Debian's plugins): the secured interop test.
  *
  * stdout (one line each, flushed at once; the Rust test parses it):
  *   OK <Type>                                      first fully matching sample of <Type>
@@ -29,8 +32,10 @@
 #include "dds/dds.h"
 #include "convoy.h"
 
-#define TO_CYCLONE_PREFIX "interop/to_cyclone/"
-#define FROM_CYCLONE_PREFIX "interop/from_cyclone/"
+/* The topic prefixes; a secured run's governance covers only convoy's topics, so the secured
+   test passes its own (convoy/bench/to_cyclone/, convoy/bench/from_cyclone/). */
+static const char *to_cyclone_prefix = "interop/to_cyclone/";
+static const char *from_cyclone_prefix = "interop/from_cyclone/";
 #define PERIOD DDS_MSECS(100)
 #define HISTORY_DEPTH 8
 #define TAKE_BATCH 16
@@ -720,17 +725,17 @@ static void report_status_changes (struct peer_type *t)
   dds_requested_incompatible_qos_status_t rinc;
   dds_offered_incompatible_qos_status_t oinc;
   if (dds_get_subscription_matched_status (t->reader, &sub) == DDS_RETCODE_OK && sub.current_count_change != 0)
-    fprintf (stderr, "cyclone_peer: %s%s reader matches %" PRIu32 " writer(s)\n", TO_CYCLONE_PREFIX, t->name,
+    fprintf (stderr, "cyclone_peer: %s%s reader matches %" PRIu32 " writer(s)\n", to_cyclone_prefix, t->name,
              sub.current_count);
   if (dds_get_publication_matched_status (t->writer, &pub) == DDS_RETCODE_OK && pub.current_count_change != 0)
-    fprintf (stderr, "cyclone_peer: %s%s writer matches %" PRIu32 " reader(s)\n", FROM_CYCLONE_PREFIX, t->name,
+    fprintf (stderr, "cyclone_peer: %s%s writer matches %" PRIu32 " reader(s)\n", from_cyclone_prefix, t->name,
              pub.current_count);
   if (dds_get_requested_incompatible_qos_status (t->reader, &rinc) == DDS_RETCODE_OK && rinc.total_count_change > 0)
     fprintf (stderr, "cyclone_peer: %s%s reader: incompatible writer QoS (policy %" PRIu32 " %s)\n",
-             TO_CYCLONE_PREFIX, t->name, rinc.last_policy_id, policy_name (rinc.last_policy_id));
+             to_cyclone_prefix, t->name, rinc.last_policy_id, policy_name (rinc.last_policy_id));
   if (dds_get_offered_incompatible_qos_status (t->writer, &oinc) == DDS_RETCODE_OK && oinc.total_count_change > 0)
     fprintf (stderr, "cyclone_peer: %s%s writer: incompatible reader QoS (policy %" PRIu32 " %s)\n",
-             FROM_CYCLONE_PREFIX, t->name, oinc.last_policy_id, policy_name (oinc.last_policy_id));
+             from_cyclone_prefix, t->name, oinc.last_policy_id, policy_name (oinc.last_policy_id));
 }
 
 static bool all_types_ok (void)
@@ -779,10 +784,10 @@ static void create_endpoints (dds_entity_t participant)
   for (size_t i = 0; i < N_TYPES; i++)
   {
     struct peer_type *t = &types[i];
-    t->reader = dds_create_reader (participant, create_topic (participant, t, TO_CYCLONE_PREFIX), qos, NULL);
+    t->reader = dds_create_reader (participant, create_topic (participant, t, to_cyclone_prefix), qos, NULL);
     if (t->reader < 0)
       die ("create reader", t->reader);
-    t->writer = dds_create_writer (participant, create_topic (participant, t, FROM_CYCLONE_PREFIX), qos, NULL);
+    t->writer = dds_create_writer (participant, create_topic (participant, t, from_cyclone_prefix), qos, NULL);
     if (t->writer < 0)
       die ("create writer", t->writer);
   }
@@ -791,14 +796,19 @@ static void create_endpoints (dds_entity_t participant)
 
 static void usage (void)
 {
-  fprintf (stderr, "usage: cyclone_peer DOMAIN_ID TIMEOUT_SECONDS\n");
+  fprintf (stderr, "usage: cyclone_peer DOMAIN_ID TIMEOUT_SECONDS [TO_PREFIX FROM_PREFIX]\n");
   exit (1);
 }
 
 int main (int argc, char **argv)
 {
-  if (argc != 3)
+  if (argc != 3 && argc != 5)
     usage ();
+  if (argc == 5)
+  {
+    to_cyclone_prefix = argv[3];
+    from_cyclone_prefix = argv[4];
+  }
   char *end;
   long domain = strtol (argv[1], &end, 10);
   if (*argv[1] == '\0' || *end != '\0' || domain < 0 || domain > 230)

@@ -141,6 +141,7 @@ pub mod domain {
     pub const SECURITY_RUN_LIVE: u32 = 134;
     pub const SECURITY_RUN_SIXTEEN: u32 = 135;
     pub const SECURITY_RUN_HOSTILE: u32 = 136;
+    pub const INTEROP_CYCLONE_SECURED: u32 = 137;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 
@@ -408,4 +409,36 @@ pub fn cyclone_programs() -> PathBuf {
         .expect("run tests/interop/build.sh");
     assert!(built.success(), "building the CycloneDDS programs failed");
     build_dir
+}
+
+/// A CycloneDDS configuration (for `CYCLONEDDS_URI`) that secures a participant with
+/// `enclave`'s files (one node's folder from `convoy security init`), using the plugins of
+/// Debian's CycloneDDS; written into `out`.
+pub fn cyclone_security_config(enclave: &Path, out: &Path) -> PathBuf {
+    let plugins = "/usr/lib/x86_64-linux-gnu/libddsc0debian";
+    let file = |name: &str| format!("file:{}", enclave.join(name).display());
+    let xml = format!(
+        r#"<CycloneDDS><Domain id="any"><Security>
+  <Authentication><Library path="{plugins}/libdds_security_auth.so" initFunction="init_authentication" finalizeFunction="finalize_authentication"/>
+    <IdentityCA>{}</IdentityCA><IdentityCertificate>{}</IdentityCertificate><PrivateKey>{}</PrivateKey></Authentication>
+  <AccessControl><Library path="{plugins}/libdds_security_ac.so" initFunction="init_access_control" finalizeFunction="finalize_access_control"/>
+    <PermissionsCA>{}</PermissionsCA><Governance>{}</Governance><Permissions>{}</Permissions></AccessControl>
+  <Cryptographic><Library path="{plugins}/libdds_security_crypto.so" initFunction="init_crypto" finalizeFunction="finalize_crypto"/></Cryptographic>
+</Security><Tracing><Verbosity>warning</Verbosity><OutputFile>stderr</OutputFile></Tracing></Domain></CycloneDDS>"#,
+        file("identity_ca.cert.pem"),
+        file("cert.pem"),
+        file("key.pem"),
+        file("permissions_ca.cert.pem"),
+        file("governance.p7s"),
+        file("permissions.p7s"),
+    );
+    let path = out.join(format!(
+        "cyclone-{}.xml",
+        enclave
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    ));
+    std::fs::write(&path, xml).expect("cyclone config");
+    path
 }

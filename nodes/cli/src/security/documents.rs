@@ -90,6 +90,10 @@ pub struct Grant {
 
 impl Grant {
     /// The permissions XML of this grant alone; anything not allowed is denied.
+    ///
+    /// Every partition is allowed: a rule without `<partitions>` covers only the default
+    /// partition (the specification, and CycloneDDS, read it so), and convoy's endpoints are
+    /// in their run's partition. What keeps another run out is its CA, not a partition.
     pub fn xml(&self) -> String {
         let topics = |list: &[String]| {
             list.iter()
@@ -113,10 +117,16 @@ impl Grant {
         <publish>
           <topics>{publish}
           </topics>
+          <partitions>
+            <partition>*</partition>
+          </partitions>
         </publish>
         <subscribe>
           <topics>{subscribe}
           </topics>
+          <partitions>
+            <partition>*</partition>
+          </partitions>
         </subscribe>
       </allow_rule>
       <default>DENY</default>

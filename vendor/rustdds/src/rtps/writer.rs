@@ -1386,22 +1386,6 @@ impl Writer {
       trace!("heartbeat tick: all readers have all available data.");
       false
     } else {
-      // the interface to .heartbeat_msg is silly: we give ref to ourself
-      // and that function then queries us.
-      let hb_message = MessageBuilder::new()
-        .ts_msg(self.endianness, Some(Timestamp::now()))
-        .heartbeat_msg(
-          self.entity_id(), // from Writer
-          first_change,
-          last_change,
-          self.next_heartbeat_count(),
-          self.endianness,
-          EntityId::UNKNOWN, // to Reader
-          final_flag,
-          liveliness_flag,
-        )
-        .add_header_and_build(self.my_guid.prefix);
-
       debug!(
         "Writer {:?} topic={:} HEARTBEAT {:?} to {:?}",
         self.guid().entity_id,
@@ -1413,18 +1397,54 @@ impl Writer {
       // In the volatile key exchange topic we cannot send to multiple readers by any
       // means, so we handle that separately.
       if self.entity_id() == EntityId::P2P_BUILTIN_PARTICIPANT_VOLATILE_SECURE_WRITER {
+        // convoy change 65: each reader's HEARTBEAT names it (INFO_DST and the
+        // reader id). CycloneDDS trusts the first sequence number of a key
+        // exchange HEARTBEAT only when it is addressed to its reader; an
+        // unaddressed first one makes it skip everything written before, and key
+        // tokens written before its reader matched (a race with the end of the
+        // handshake) were then never repaired, so no sample ever crossed.
         for rp in self.readers.values() {
           if last_change < rp.all_acked_before {
             // Everything we have has been acknowledged already. Do nothing.
           } else {
+            let addressed = MessageBuilder::new()
+              .dst_submessage(self.endianness, rp.remote_reader_guid.prefix)
+              .ts_msg(self.endianness, Some(Timestamp::now()))
+              .heartbeat_msg(
+                self.entity_id(),
+                first_change,
+                last_change,
+                self.next_heartbeat_count(),
+                self.endianness,
+                rp.remote_reader_guid.entity_id,
+                final_flag,
+                liveliness_flag,
+              )
+              .add_header_and_build(self.my_guid.prefix);
             self.send_control_to_readers(
               DeliveryMode::Unicast,
-              hb_message.clone(),
+              addressed,
               &mut std::iter::once(rp),
             );
           }
         }
       } else {
+        // the interface to .heartbeat_msg is silly: we give ref to ourself
+        // and that function then queries us.
+        let hb_message = MessageBuilder::new()
+          .ts_msg(self.endianness, Some(Timestamp::now()))
+          .heartbeat_msg(
+            self.entity_id(), // from Writer
+            first_change,
+            last_change,
+            self.next_heartbeat_count(),
+            self.endianness,
+            EntityId::UNKNOWN, // to Reader
+            final_flag,
+            liveliness_flag,
+          )
+          .add_header_and_build(self.my_guid.prefix);
+
         // convoy change 37: only to the readers that lack something. Each reader
         // that gets it must answer, and one that has everything answers with
         // nothing new: with 32 agents exchanging states the periodic and tail

@@ -269,8 +269,12 @@ impl DataFrag {
       _ => {}
     }
 
+    // Without the security feature the payload is what the fragments hold. With it, a
+    // protected writer's DATA_FRAG carries each submessage's fragments encoded on their own
+    // (CycloneDDS does so, and rustdds decodes it so), which adds the crypto header and
+    // footer; the message receiver checks the length after decoding instead.
     let max_payload_bytes = (count_u32 as usize) * (fragment_size as usize);
-    if datafrag.serialized_payload.len() > max_payload_bytes {
+    if cfg!(not(feature = "security")) && datafrag.serialized_payload.len() > max_payload_bytes {
       return Err(io::Error::new(
         io::ErrorKind::InvalidData,
         format!(

@@ -287,9 +287,28 @@ impl TryFrom<Vec<CryptoToken>> for KeyMaterial_AES_GCM_GMAC_seq {
       .and_then(KeyMaterial_AES_GCM_GMAC_seq::try_from)
   }
 }
+// A token sequence leaves out a key material of kind NONE when the other one
+// is a real key: the receiver then takes the one token for both scopes (as
+// `select` does), and nothing is sent in the scope whose key is NONE anyway.
+// This is what CycloneDDS sends (a submessage key, a payload key, each only
+// where protected), and it refuses a NONE token for an endpoint whose
+// submessages are protected, such as the secure discovery writers.
 impl TryFrom<KeyMaterial_AES_GCM_GMAC_seq> for Vec<CryptoToken> {
   type Error = SecurityError;
   fn try_from(key_materials: KeyMaterial_AES_GCM_GMAC_seq) -> Result<Self, Self::Error> {
+    let is_none = |key_material: &KeyMaterial_AES_GCM_GMAC| {
+      key_material.transformation_kind
+        == BuiltinCryptoTransformationKind::CRYPTO_TRANSFORMATION_KIND_NONE
+    };
+    let key_materials = match key_materials {
+      KeyMaterial_AES_GCM_GMAC_seq::Two(submessage, payload) if is_none(&payload) => {
+        KeyMaterial_AES_GCM_GMAC_seq::One(submessage)
+      }
+      KeyMaterial_AES_GCM_GMAC_seq::Two(submessage, payload) if is_none(&submessage) => {
+        KeyMaterial_AES_GCM_GMAC_seq::One(payload)
+      }
+      both_or_one => both_or_one,
+    };
     Vec::from(key_materials)
       .iter()
       .map(|key_material| CryptoToken::try_from(key_material.clone()))
@@ -381,4 +400,51 @@ impl From<KeyMaterial_AES_GCM_GMAC> for Serializable_KeyMaterial_AES_GCM_GMAC {
 pub(super) enum CommonEncodeKeyMaterials {
   Some(KeyMaterial_AES_GCM_GMAC_seq),
   Volatile(bool), // bool is for use_256_bit_key
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn key_material(kind: BuiltinCryptoTransformationKind) -> KeyMaterial_AES_GCM_GMAC {
+    let key_length = KeyLength::from(kind);
+    KeyMaterial_AES_GCM_GMAC {
+      transformation_kind: kind,
+      master_salt: BuiltinKey::generate_random(key_length),
+      sender_key_id: CryptoTransformKeyId::from([0, 0, 0, 7]),
+      master_sender_key: BuiltinKey::generate_random(key_length),
+      receiver_specific_key_id: CryptoTransformKeyId::ZERO,
+      master_receiver_specific_key: BuiltinKey::None,
+    }
+  }
+
+  fn token_kinds(seq: KeyMaterial_AES_GCM_GMAC_seq) -> Vec<BuiltinCryptoTransformationKind> {
+    Vec::<CryptoToken>::try_from(seq)
+      .expect("tokens")
+      .into_iter()
+      .map(|token| {
+        KeyMaterial_AES_GCM_GMAC::try_from(token)
+          .expect("key material")
+          .transformation_kind
+      })
+      .collect()
+  }
+
+  // CycloneDDS refuses a NONE token for an endpoint whose submessages are
+  // protected; the one real key is sent alone.
+  #[test]
+  fn a_none_key_material_beside_a_real_one_is_left_out_of_the_tokens() {
+    use BuiltinCryptoTransformationKind::*;
+    let gcm = CRYPTO_TRANSFORMATION_KIND_AES256_GCM;
+    let gmac = CRYPTO_TRANSFORMATION_KIND_AES256_GMAC;
+    let none = CRYPTO_TRANSFORMATION_KIND_NONE;
+    let two = |a, b| KeyMaterial_AES_GCM_GMAC_seq::Two(key_material(a), key_material(b));
+    assert_eq!(token_kinds(two(gcm, none)), vec![gcm]);
+    assert_eq!(token_kinds(two(none, gmac)), vec![gmac]);
+    assert_eq!(token_kinds(two(gcm, gmac)), vec![gcm, gmac]);
+    assert_eq!(
+      token_kinds(KeyMaterial_AES_GCM_GMAC_seq::One(key_material(none))),
+      vec![none]
+    );
+  }
 }
