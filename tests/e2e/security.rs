@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use convoy_tests::files::{file_mode, fresh_dir};
 use convoy_tests::{
-    convoy, convoy_on, cyclone_security_config, domain, repo_root, run_fails, run_ok,
-    run_with_timeout, take_turn, watchdog, ChildGuard,
+    convoy, convoy_on, cyclone_programs, cyclone_security_config, domain, repo_root,
+    rogue_cyclone_security_config, run_fails, run_ok, run_with_timeout, take_turn, watchdog,
+    ChildGuard,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -316,4 +317,57 @@ fn a_tampered_or_missing_security_file_stops_the_node_naming_the_folder() {
     let (ok, out) = ping(d, Some(&cli), "2");
     assert!(!ok, "{out}");
     assert!(out.contains("key.pem is missing"), "{out}");
+}
+
+/// Issue 40's "a node whose grant lacks a topic cannot write it", at the readers: a CycloneDDS
+/// participant with the run's coordinator certificate and grant, but an access control plugin
+/// that skips its own writer check (tests/interop/rogue_access_control.c), announces writers
+/// for the clock (its grant allows it) and for an agent's state (its grant does not). A secured
+/// convoy reader takes the clock from it and refuses the state writer: nothing arrives.
+#[test]
+fn readers_refuse_a_writer_whose_grant_lacks_its_topic() {
+    watchdog("rogue writer", Duration::from_secs(180));
+    let _turn = take_turn();
+    let d = domain::SECURITY_ROGUE_WRITER;
+    let dir = init("rogue-writer", d);
+    let scratch = fresh_dir("security", "rogue-writer-config");
+    let config = rogue_cyclone_security_config(&dir.join("enclaves/coordinator"), &scratch);
+    let (_peer, lines) = ChildGuard::spawn_with_stdout(
+        "rogue cyclone writer",
+        Command::new(cyclone_programs().join("cyclone_peer"))
+            .env("CYCLONEDDS_URI", format!("file://{}", config.display()))
+            .args([&d.to_string(), "120", "write"])
+            .args(["Tick=convoy/clock", "AgentState=convoy/agent/ego/state"]),
+    );
+    // Both writers exist: the peer's own check, which would refuse the state, is off.
+    let mut writers = Vec::new();
+    while writers.len() < 2 {
+        let line = lines
+            .recv_timeout(LIMIT)
+            .unwrap_or_else(|_| panic!("the rogue peer made writers {writers:?} only"));
+        if let Some(topic) = line.strip_prefix("WRITER ") {
+            writers.push(topic.to_string());
+        }
+    }
+    let echo = |topic: &str, seconds: &str| {
+        run_with_timeout(
+            convoy_on(d)
+                .env("CONVOY_SECURITY", dir.join("enclaves/cli"))
+                .args(["topic", "echo", topic, "--count", "1", "--timeout", seconds]),
+            LIMIT,
+        )
+    };
+    let (ok, out, err) = echo("convoy/clock", "40");
+    assert!(
+        ok,
+        "the coordinator identity's clock did not arrive:\n{out}\n{err}"
+    );
+    assert!(out.contains("frame"), "{out}");
+    // The same participant, already discovered: its state writer is refused.
+    let (ok, out, err) = echo("convoy/agent/ego/state", "8");
+    assert!(
+        !ok,
+        "a state written with the coordinator's grant arrived:\n{out}"
+    );
+    assert!(err.contains("no sample"), "{err}");
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the CycloneDDS programs: C types generated from idl/convoy.idl by Cyclone's idlc, plus
 # tests/interop/cyclone_peer.c (the interop peer) and cyclone_sink.c (`convoy bench images
-# --reader cyclone`), into OUTDIR/cyclone_peer and OUTDIR/cyclone_sink.
+# --reader cyclone`), into OUTDIR/cyclone_peer and OUTDIR/cyclone_sink; and
+# rogue_access_control.c (an access control plugin that skips its own writer check, for the
+# secured tests) into OUTDIR/rogue_access_control.so.
 #
 # Usage: tests/interop/build.sh OUTDIR
 # Exit status: 0 built or up to date, 2 when the CycloneDDS tools or headers are missing.
@@ -21,11 +23,13 @@ out="$(cd "$1" && pwd)"
 bin="$out/cyclone_peer"
 sink_src="$here/cyclone_sink.c"
 sink="$out/cyclone_sink"
+rogue_src="$here/rogue_access_control.c"
+rogue="$out/rogue_access_control.so"
 
 up_to_date() {
   [ -x "$1" ] && [ "$1" -nt "$idl" ] && [ "$1" -nt "$2" ] && [ "$1" -nt "$here/build.sh" ]
 }
-if up_to_date "$bin" "$src" && up_to_date "$sink" "$sink_src"; then
+if up_to_date "$bin" "$src" && up_to_date "$sink" "$sink_src" && up_to_date "$rogue" "$rogue_src"; then
   exit 0
 fi
 
@@ -51,3 +55,6 @@ idlc -o "$tmp" "$idl"
 mv -f "$tmp/convoy.h" "$tmp/convoy.c" "$out/"
 mv -f "$tmp/cyclone_peer" "$bin"
 mv -f "$tmp/cyclone_sink" "$sink"
+# The DDS Security plugin API's headers come with cyclonedds-dev; the plugin wraps Debian's.
+"$cc" -O1 -Wall -Werror -shared -fPIC -o "$tmp/rogue_access_control.so" "$rogue_src" -ldl
+mv -f "$tmp/rogue_access_control.so" "$rogue"

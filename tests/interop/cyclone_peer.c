@@ -11,6 +11,15 @@
  * The prefixes replace `interop/to_cyclone/` and `interop/from_cyclone/`. CYCLONEDDS_URI may
  * secure the participant (DDS Security with Debian's plugins): the secured interop test.
  *
+ *        cyclone_peer DOMAIN_ID TIMEOUT_SECONDS write TYPE=TOPIC [TYPE=TOPIC ...]
+ *
+ * Only writes: the canonical sample of each TYPE on its TOPIC every period (reliable,
+ * transient-local, KEEP_LAST 8), printing `WRITER <topic>` once its writer exists and
+ * `MATCHED <topic> <n>` when the number of matched readers changes, until the timeout or a
+ * signal; exit status 0, or 1 when a writer cannot be made. The secured tests use it as a
+ * participant whose own access checks are off (its governance), to see what convoy's readers
+ * accept from it.
+ *
  * stdout (one line each, flushed at once; the Rust test parses it):
  *   OK <Type>                                      first fully matching sample of <Type>
  *   MISMATCH <Type>: <path> got <x> want <y>       once per distinct field path
@@ -794,17 +803,90 @@ static void create_endpoints (dds_entity_t participant)
   dds_delete_qos (qos);
 }
 
+/* The write-only mode (see the top of the file). */
+static int write_only (dds_entity_t participant, double timeout_s, int n, char **specs)
+{
+  dds_qos_t *qos = dds_create_qos ();
+  dds_qset_reliability (qos, DDS_RELIABILITY_RELIABLE, DDS_SECS (1));
+  dds_qset_durability (qos, DDS_DURABILITY_TRANSIENT_LOCAL);
+  dds_qset_history (qos, DDS_HISTORY_KEEP_LAST, HISTORY_DEPTH);
+  dds_data_representation_id_t xcdr1 = DDS_DATA_REPRESENTATION_XCDR1;
+  dds_qset_data_representation (qos, 1, &xcdr1);
+
+  dds_entity_t writers[16];
+  const struct peer_type *written[16];
+  const char *topics[16];
+  uint32_t matched[16] = { 0 };
+  if (n > 16)
+    n = 16;
+  for (int i = 0; i < n; i++)
+  {
+    char *eq = strchr (specs[i], '=');
+    if (eq == NULL)
+    {
+      fprintf (stderr, "cyclone_peer: write: '%s' is not TYPE=TOPIC\n", specs[i]);
+      return 1;
+    }
+    *eq = '\0';
+    topics[i] = eq + 1;
+    written[i] = NULL;
+    for (size_t t = 0; t < N_TYPES; t++)
+      if (strcmp (types[t].name, specs[i]) == 0)
+        written[i] = &types[t];
+    if (written[i] == NULL)
+    {
+      fprintf (stderr, "cyclone_peer: write: unknown type '%s'\n", specs[i]);
+      return 1;
+    }
+    dds_entity_t topic = dds_create_topic (participant, written[i]->desc, topics[i], NULL, NULL);
+    if (topic < 0)
+    {
+      fprintf (stderr, "cyclone_peer: topic %s: %s\n", topics[i], dds_strretcode (topic));
+      return 1;
+    }
+    writers[i] = dds_create_writer (participant, topic, qos, NULL);
+    if (writers[i] < 0)
+    {
+      fprintf (stderr, "cyclone_peer: writer %s: %s\n", topics[i], dds_strretcode (writers[i]));
+      return 1;
+    }
+    printf ("WRITER %s\n", topics[i]);
+  }
+  dds_delete_qos (qos);
+
+  const dds_time_t deadline = dds_time () + (dds_duration_t) (timeout_s * 1e9);
+  while (!stop_requested && dds_time () < deadline)
+  {
+    for (int i = 0; i < n; i++)
+    {
+      dds_write (writers[i], written[i]->canonical);
+      dds_publication_matched_status_t pub;
+      if (dds_get_publication_matched_status (writers[i], &pub) == DDS_RETCODE_OK &&
+          pub.current_count != matched[i])
+      {
+        matched[i] = pub.current_count;
+        printf ("MATCHED %s %" PRIu32 "\n", topics[i], matched[i]);
+      }
+    }
+    dds_sleepfor (PERIOD);
+  }
+  dds_delete (participant);
+  return 0;
+}
+
 static void usage (void)
 {
-  fprintf (stderr, "usage: cyclone_peer DOMAIN_ID TIMEOUT_SECONDS [TO_PREFIX FROM_PREFIX]\n");
+  fprintf (stderr, "usage: cyclone_peer DOMAIN_ID TIMEOUT_SECONDS [TO_PREFIX FROM_PREFIX]\n"
+                   "       cyclone_peer DOMAIN_ID TIMEOUT_SECONDS write TYPE=TOPIC [TYPE=TOPIC ...]\n");
   exit (1);
 }
 
 int main (int argc, char **argv)
 {
-  if (argc != 3 && argc != 5)
+  bool write_mode = argc >= 5 && strcmp (argv[3], "write") == 0;
+  if (argc != 3 && argc != 5 && !write_mode)
     usage ();
-  if (argc == 5)
+  if (argc == 5 && !write_mode)
   {
     to_cyclone_prefix = argv[3];
     from_cyclone_prefix = argv[4];
@@ -832,6 +914,8 @@ int main (int argc, char **argv)
   dds_entity_t participant = dds_create_participant ((dds_domainid_t) domain, NULL, NULL);
   if (participant < 0)
     die ("create participant", participant);
+  if (write_mode)
+    return write_only (participant, timeout_s, argc - 4, argv + 4);
   create_endpoints (participant);
 
   const dds_time_t deadline = dds_time () + (dds_duration_t) (timeout_s * 1e9);

@@ -142,6 +142,7 @@ pub mod domain {
     pub const SECURITY_RUN_SIXTEEN: u32 = 135;
     pub const SECURITY_RUN_HOSTILE: u32 = 136;
     pub const INTEROP_CYCLONE_SECURED: u32 = 137;
+    pub const SECURITY_ROGUE_WRITER: u32 = 138;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 
@@ -441,4 +442,25 @@ pub fn cyclone_security_config(enclave: &Path, out: &Path) -> PathBuf {
     ));
     std::fs::write(&path, xml).expect("cyclone config");
     path
+}
+
+/// [`cyclone_security_config`] with tests/interop's rogue access control plugin in place of
+/// Debian's: the participant creates any writer, whatever its grant says (a DDS that skips its
+/// own check), and is otherwise secured as a node with `enclave`'s files.
+pub fn rogue_cyclone_security_config(enclave: &Path, out: &Path) -> PathBuf {
+    let path = cyclone_security_config(enclave, out);
+    let xml = std::fs::read_to_string(&path).expect("cyclone config");
+    let builtin = r#"libdds_security_ac.so" initFunction="init_access_control" finalizeFunction="finalize_access_control""#;
+    assert!(xml.contains(builtin), "{xml}");
+    let rogue = format!(
+        r#"{}" initFunction="init_rogue_access_control" finalizeFunction="finalize_rogue_access_control""#,
+        cyclone_programs().join("rogue_access_control.so").display()
+    );
+    let xml = xml.replace(
+        &format!("/usr/lib/x86_64-linux-gnu/libddsc0debian/{builtin}"),
+        &rogue,
+    );
+    let rogue_path = path.with_extension("rogue.xml");
+    std::fs::write(&rogue_path, xml).expect("rogue cyclone config");
+    rogue_path
 }
