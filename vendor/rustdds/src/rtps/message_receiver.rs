@@ -589,7 +589,10 @@ impl MessageReceiver {
                   {
                     self.handle_writer_submessage(receiver_entity_id, submessage);
                   } else {
-                    error!(
+                    // convoy change 68: what a remote sends unprotected to an endpoint
+                    // whose submessages are protected is dropped quietly: CycloneDDS sends
+                    // its unsecured liveliness every 2 s, and anyone can send such packets.
+                    debug!(
                       "No reader with unprotected submessages found for the GUID \
                        {destination_guid:?}"
                     );
@@ -621,7 +624,10 @@ impl MessageReceiver {
                 if plugins.submessage_not_protected(&destination_guid) {
                   self.handle_reader_submessage(submessage);
                 } else {
-                  error!(
+                  // convoy change 68: what a remote sends unprotected to an endpoint
+                  // whose submessages are protected is dropped quietly: CycloneDDS sends
+                  // its unsecured liveliness every 2 s, and anyone can send such packets.
+                  debug!(
                     "No writer with unprotected submessages found for the GUID \
                      {destination_guid:?}"
                   );
