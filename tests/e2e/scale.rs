@@ -108,3 +108,45 @@ fn sixty_four_agents_start_while_other_work_fills_both_cores() {
         Duration::from_secs(150),
     );
 }
+
+/// Datagrams per frame of `convoy bench lockstep` with 8 agents in peer exchange, one process
+/// each, with `CONVOY_MULTICAST` set to `multicast` (8 agents are below the default threshold,
+/// so the multicast run sets it to 2 nodes).
+fn eight_peer_datagrams_per_frame(domain: u32, multicast: &str) -> f64 {
+    let (ok, out, err) = run_with_timeout(
+        convoy_on(domain)
+            .env("CONVOY_MULTICAST", multicast)
+            .args(["bench", "lockstep", "--agents", "8", "--exchange", "peer"])
+            .args(["--agents-per-process", "1", "--frames", "300"]),
+        Duration::from_secs(150),
+    );
+    assert!(ok, "bench failed\n{out}\n{err}");
+    let row: Vec<&str> = out
+        .lines()
+        .find_map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            (fields.first() == Some(&"8")).then_some(fields)
+        })
+        .unwrap_or_else(|| panic!("no 8-agent row\n{out}\n{err}"));
+    assert_eq!(row[1..4], ["peer", "1", "300"], "{out}");
+    row[7]
+        .parse()
+        .unwrap_or_else(|_| panic!("datagrams per frame '{}'\n{out}", row[7]))
+}
+
+/// Issue 41: in peer exchange each agent's state goes once to the multicast group its seven
+/// readers share (vendored rustdds change 69), not once to each: 8 state datagrams a frame
+/// instead of 56. With multicast off (`CONVOY_MULTICAST=off`) it is the other way, so the
+/// difference is the group's doing; both runs complete every frame of the lockstep.
+#[test]
+fn peer_states_go_once_to_the_multicast_group() {
+    let _alone = one_at_a_time();
+    watchdog("multicast peer", Duration::from_secs(360));
+    let unicast = eight_peer_datagrams_per_frame(domain::LOCKSTEP_MULTICAST_OFF, "off");
+    let multicast = eight_peer_datagrams_per_frame(domain::LOCKSTEP_MULTICAST_ON, "2");
+    // 48 of the unicast run's datagrams a frame are states the group replaces by 8.
+    assert!(
+        unicast - multicast >= 30.0,
+        "multicast {multicast} datagrams a frame against {unicast} unicast"
+    );
+}

@@ -143,6 +143,8 @@ pub mod domain {
     pub const SECURITY_RUN_HOSTILE: u32 = 136;
     pub const INTEROP_CYCLONE_SECURED: u32 = 137;
     pub const SECURITY_ROGUE_WRITER: u32 = 138;
+    pub const LOCKSTEP_MULTICAST_OFF: u32 = 139;
+    pub const LOCKSTEP_MULTICAST_ON: u32 = 140;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 

@@ -225,7 +225,9 @@ pub use dds::{
   with_key::{datareader::SelectByKey, WriteOptions, WriteOptionsBuilder},
 };
 /// convoy changes 5, 8, 9: transport settings of a participant.
-pub use rtps::pacing::{PacingRate, TransportTuning, DEFAULT_ACK_RIDE_HOLD};
+pub use rtps::pacing::{
+  PacingRate, TransportTuning, DEFAULT_ACK_RIDE_HOLD, DEFAULT_MULTICAST_PARTICIPANTS,
+};
 /// convoy change 58: whether two endpoints may match by locality (USER_DATA `shm=`).
 pub use rtps::dp_event_loop::locality_allows;
 /// convoy change 39: link emulation (delay, jitter, loss, rate per destination

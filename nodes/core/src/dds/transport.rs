@@ -28,6 +28,11 @@ pub const FAST_PUSH_ENV: &str = "CONVOY_FAST_PUSH";
 /// (every sample over UDP, as to another host; for comparisons). docs/TRANSPORT.md, "Same-host
 /// shared memory for large samples".
 pub const SHM_ENV: &str = "CONVOY_SHM";
+/// A sample for readers in many nodes that share a multicast group goes once, to the group
+/// (vendored rustdds change 69): `on` (when the group reaches 16 nodes' readers or more), a
+/// number (the least number of nodes, 2 or more) or `off` (once to each reader, as before).
+/// Nodes whose multicast is not heard (`CONVOY_PEERS` networks) get unicast either way.
+pub const MULTICAST_ENV: &str = "CONVOY_MULTICAST";
 /// ACKNACK batching (vendored rustdds change 41): the ACKNACKs a node's readers make in one
 /// pass of its receive loop leave together, one datagram per destination node. The value is
 /// how much longer a plain acknowledgement may wait to join others: a duration (`0us`, the
@@ -85,6 +90,9 @@ pub struct TransportSettings {
     pub fast_push: bool,
     /// Large samples to same-host readers through shared memory.
     pub shm: bool,
+    /// A sample for the readers of at least this many nodes once to their multicast group;
+    /// None: never.
+    pub multicast: Option<usize>,
     /// None: ACKNACKs are not batched.
     pub ack_hold: Option<Duration>,
     pub ack_ride_hold: Duration,
@@ -103,6 +111,7 @@ impl Default for TransportSettings {
             window: Some(DEFAULT_WINDOW),
             fast_push: true,
             shm: true,
+            multicast: Some(rustdds::DEFAULT_MULTICAST_PARTICIPANTS),
             ack_hold: Some(DEFAULT_ACK_HOLD),
             ack_ride_hold: rustdds::DEFAULT_ACK_RIDE_HOLD,
             link: None,
@@ -155,6 +164,22 @@ impl TransportSettings {
                 "on" => true,
                 "off" => false,
                 _ => return Err(error(SHM_ENV, &v, "expected on or off")),
+            };
+        }
+        if let Some(v) = lookup(MULTICAST_ENV) {
+            settings.multicast = match v.trim().to_ascii_lowercase().as_str() {
+                "on" => Some(rustdds::DEFAULT_MULTICAST_PARTICIPANTS),
+                "off" => None,
+                n => match n.parse::<usize>() {
+                    Ok(n) if n >= 2 => Some(n),
+                    _ => {
+                        return Err(error(
+                            MULTICAST_ENV,
+                            &v,
+                            "expected on, off or a number of nodes (2 or more)",
+                        ))
+                    }
+                },
             };
         }
         if let Some(v) = lookup(ACK_HOLD_ENV) {
@@ -439,6 +464,15 @@ mod tests {
         assert!(s.shm);
         assert!(!settings(&[(SHM_ENV, "off")]).expect("shm off").shm);
         assert!(settings(&[(SHM_ENV, "maybe")]).is_err());
+        let multicast = |v: &str| settings(&[(MULTICAST_ENV, v)]).map(|s| s.multicast);
+        assert_eq!(
+            settings(&[]).expect("defaults").multicast,
+            Some(rustdds::DEFAULT_MULTICAST_PARTICIPANTS)
+        );
+        assert_eq!(multicast("off"), Ok(None));
+        assert_eq!(multicast("4"), Ok(Some(4)));
+        assert!(multicast("1").is_err());
+        assert!(multicast("sometimes").is_err());
     }
 
     #[test]

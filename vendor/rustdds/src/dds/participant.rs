@@ -206,6 +206,16 @@ impl DomainParticipantBuilder {
     self
   }
 
+  /// convoy change 69: a user writer sends a sample for readers in at least
+  /// `min_participants` participants that share a multicast group once, to the
+  /// group, instead of once to each reader (default
+  /// [`crate::DEFAULT_MULTICAST_PARTICIPANTS`]). None: unicast to each reader,
+  /// as before.
+  pub fn multicast_user_data(mut self, min_participants: Option<usize>) -> Self {
+    self.transport.multicast_user_data = min_participants;
+    self
+  }
+
   /// Serialized-payload bytes per DATAFRAG fragment (convoy change 9; default
   /// 1280, one fragment per 1500-byte datagram). Clamped to 256..=60,000.
   pub fn fragment_size(mut self, bytes: usize) -> Self {

@@ -75,6 +75,16 @@ pub const STOPPED_READER_PATIENCE: std::time::Duration = std::time::Duration::fr
 // announcement periods: one lost multicast datagram does not bring its unicast
 // copies back, and the lease (five periods) outlives a multicast that stopped.
 pub const MULTICAST_HEARD_WITHIN: std::time::Duration = std::time::Duration::from_secs(3);
+/// convoy change 69: a multicast group must reach readers in at least this
+/// many participants to be used at all; to one, unicast costs the same datagram
+/// and reaches no one else (`TransportTuning::multicast_user_data` sets the
+/// threshold above it).
+pub const MIN_MULTICAST_PARTICIPANTS: usize = 2;
+/// convoy change 69: the largest datagram a user writer sends to a multicast
+/// group. Same-host readers are reached over loopback with datagrams of up to
+/// 65,000 bytes, but the group leaves through a network interface (1,500-byte
+/// Ethernet, 1,400 on some clouds): larger datagrams go to each reader as before.
+pub const MULTICAST_DATAGRAM_MAX: usize = 1_372;
 pub const HEARTBEAT_PERIOD_FAST: crate::structure::duration::Duration =
   crate::structure::duration::Duration::from_millis(100);
 

@@ -1448,6 +1448,7 @@ impl DPEventLoop {
         self.transport.fragment_size,
         self.transport.max_unacked_bytes,
         self.transport.application_thread_push,
+        self.transport.multicast_user_data,
       );
     }
     if new_writer.guid().entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER {

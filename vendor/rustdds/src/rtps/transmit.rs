@@ -262,11 +262,15 @@ impl InterfaceObservations {
 
   /// convoy change 43: a packet from `prefix` came in on a multicast listener.
   pub fn heard_by_multicast(&mut self, prefix: GuidPrefix) {
-    self
-      .by_participant
-      .entry(prefix)
-      .or_default()
-      .multicast_heard_at = Some(Instant::now());
+    let heard_at = &mut self.by_participant.entry(prefix).or_default().multicast_heard_at;
+    let first = heard_at.is_none();
+    *heard_at = Some(Instant::now());
+    // convoy change 69: the first time counts as a route change, so writers
+    // that push from the application thread start sending to the multicast
+    // group this participant's readers share.
+    if first {
+      self.routes_changed.insert(prefix);
+    }
   }
 
   /// convoy change 43: whether `prefix`'s multicast reached this participant

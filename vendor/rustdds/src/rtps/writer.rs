@@ -32,7 +32,7 @@ use crate::{
       DEFAULT_WRITER_MAX_SAMPLES, FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE, FRAGMENT_SIZE,
       MAX_UDP_DATAGRAM_BUDGET,
       HEARTBEAT_PERIOD_FAST, HEARTBEAT_PERIOD_SLOW, HEARTBEAT_SUBMESSAGE_SERIALIZED_SIZE,
-      MULTICAST_HEARD_WITHIN,
+      MIN_MULTICAST_PARTICIPANTS, MULTICAST_DATAGRAM_MAX, MULTICAST_HEARD_WITHIN,
       NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES, REPAIR_FRAGS_ROUND_BYTES,
       REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN, TAIL_HEARTBEATS_PER_SILENCE,
       STOPPED_READER_PATIENCE, TAIL_HEARTBEAT_DELAY,
@@ -315,6 +315,10 @@ pub(crate) struct Writer {
   // datagram per destination), None while some matched reader cannot be
   // reached that way; and the socket it goes out of.
   fast_destinations: Option<Arc<[SocketAddr]>>,
+  /// convoy change 69: a sample for readers of several participants that
+  /// share a multicast group goes once to the group (`shared_multicast_group`)
+  /// when it reaches readers in at least this many participants.
+  multicast_user_data: Option<usize>,
   fast_socket: EgressSocket,
   // Inside `synced_with_fast_push` (which holds the lock and publishes the
   // route when the action ends).
@@ -436,6 +440,7 @@ impl Writer {
       max_unacked_bytes: None,
       window_full: false,
       fast_destinations: None,
+      multicast_user_data: None,
       fast_socket,
       reply_batch: None,
       fast_push_held: false,
@@ -453,8 +458,10 @@ impl Writer {
     fragment_size: usize,
     max_unacked_bytes: Option<usize>,
     application_thread_push: bool,
+    multicast_user_data: Option<usize>,
   ) {
     self.application_thread_push = application_thread_push;
+    self.multicast_user_data = multicast_user_data;
     self.pacer = RefCell::new(pacer);
     self.datagram_cap = datagram_cap;
     self.fragment_size = fragment_size;
@@ -2357,11 +2364,8 @@ impl Writer {
     // to the legacy path (send to every advertised locator on every interface)
     // so reachability is preserved.
 
-    // Only the security path needs the readers materialized into a slice (to
-    // pass to `security_encode`). In the default (non-security) build we iterate
-    // the incoming iterator directly below, avoiding a per-sample Vec
-    // allocation on the send hot path.
-    #[cfg(feature = "security")]
+    // The readers, materialized: `security_encode` takes a slice, and a shared
+    // multicast group (convoy change 69) is chosen among them.
     let readers = readers.collect::<Vec<_>>();
 
     let mut blocked: BTreeSet<SocketId> = BTreeSet::new();
@@ -2454,6 +2458,26 @@ impl Writer {
         // reach after all.
         let skip_if_multicast_sent = self.my_guid.entity_id.kind().is_built_in();
         let mut held_back: Vec<&RtpsReaderProxy> = Vec::new();
+        // convoy change 69: a user sample (or its HEARTBEAT) for the readers of
+        // several participants that share a multicast group goes there once;
+        // those readers get nothing by unicast. Repairs (to one reader) stay
+        // unicast.
+        let group = match preferred_mode {
+          DeliveryMode::Multicast if buffer.len() <= MULTICAST_DATAGRAM_MAX => {
+            self.shared_multicast_group(readers.iter().copied())
+          }
+          _ => None,
+        };
+        let reached = match &group {
+          Some((group_locator, reached)) => {
+            send_legacy!([*group_locator]);
+            reached.clone()
+          }
+          None => BTreeSet::new(),
+        };
+        let readers = readers
+          .into_iter()
+          .filter(|reader| !reached.contains(&reader.remote_reader_guid));
         let mut send_to_reader = |reader: &RtpsReaderProxy| {
           let route = reader.send_route();
 
@@ -2821,6 +2845,48 @@ impl Writer {
     }
   }
 
+  /// convoy change 69: the multicast group through which one datagram reaches
+  /// the most of `readers`' participants, and those readers; None when no group
+  /// reaches as many of them as `multicast_user_data` asks. A reader counts when its
+  /// participant's multicast was heard lately (so multicast reaches it both
+  /// ways), it advertises a UDPv4 group and it is not in this participant. A
+  /// peer-exchange state went by unicast to each of N-1 readers, N^2 datagrams a
+  /// frame; through the group it is N. Every participant on the group gets the
+  /// datagram; one that has no matching reader drops it unread.
+  fn shared_multicast_group<'a>(
+    &self,
+    readers: impl IntoIterator<Item = &'a RtpsReaderProxy>,
+  ) -> Option<(Locator, BTreeSet<GUID>)> {
+    let min_participants = self
+      .multicast_user_data
+      .filter(|_| self.my_guid.entity_id.kind().is_user_defined())?
+      .max(MIN_MULTICAST_PARTICIPANTS);
+    let observations = self.interface_observations.borrow();
+    let mut groups: BTreeMap<Locator, (BTreeSet<GUID>, BTreeSet<GuidPrefix>)> = BTreeMap::new();
+    for reader in readers {
+      let prefix = reader.remote_reader_guid.prefix;
+      if prefix == self.my_guid.prefix
+        || !observations.multicast_heard_within(prefix, MULTICAST_HEARD_WITHIN)
+      {
+        continue;
+      }
+      if let Some(group) = reader
+        .multicast_locator_list
+        .iter()
+        .find(|l| matches!(l, Locator::UdpV4(_)))
+      {
+        let (guids, prefixes) = groups.entry(*group).or_default();
+        guids.insert(reader.remote_reader_guid);
+        prefixes.insert(prefix);
+      }
+    }
+    groups
+      .into_iter()
+      .filter(|(_, (_, prefixes))| prefixes.len() >= min_participants)
+      .max_by_key(|(_, (_, prefixes))| prefixes.len())
+      .map(|(group, (guids, _))| (group, guids))
+  }
+
   /// convoy change 35: the destinations of a sample pushed to every matched
   /// reader, if each reader has exactly one known unicast route (what
   /// `send_message_to_readers` would send to), none is in this participant
@@ -2837,9 +2903,21 @@ impl Writer {
       return None;
     }
     let mut destinations = Vec::new();
+    // convoy change 69: the readers a shared multicast group reaches get the
+    // sample through it.
+    let group = self.shared_multicast_group(self.readers.values());
+    if let Some((Locator::UdpV4(addr), _)) = &group {
+      destinations.push(SocketAddr::from(*addr));
+    }
     for reader in self.readers.values() {
       if reader.remote_reader_guid.prefix == self.my_guid.prefix {
         return None;
+      }
+      if group
+        .as_ref()
+        .is_some_and(|(_, reached)| reached.contains(&reader.remote_reader_guid))
+      {
+        continue;
       }
       let route = reader.send_route();
       if route.fallback || route.multicast.is_some() {
@@ -2870,6 +2948,11 @@ impl Writer {
     let mut max_payload = self.max_unfragmented_serialized_payload(None);
     if self.pacer.borrow().is_active() {
       max_payload = min(max_payload, self.unpaced_up_to);
+    }
+    // convoy change 69: what goes to a multicast group fits an interface's MTU
+    // (the headers of a DATA and its HEARTBEAT take under 200 bytes).
+    if destinations.iter().any(|d| d.ip().is_multicast()) {
+      max_payload = min(max_payload, MULTICAST_DATAGRAM_MAX - 200);
     }
     if max_payload == 0 {
       return None;
