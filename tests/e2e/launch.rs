@@ -37,13 +37,18 @@ fn alone() -> RwLockWriteGuard<'static, ()> {
 /// A four-car scenario and its launch file over three namespace hosts: the coordinator, a1 and
 /// a2 on host a, b1 and b2 on host b, nothing on host c.
 fn three_hosts(dir: &Path) -> PathBuf {
+    three_hosts_named(dir, domain::LAUNCH_NETNS, "cvt")
+}
+
+/// [`three_hosts`] on `domain`, its namespaces named `{prefix}_a` .. `{prefix}_c`.
+fn three_hosts_named(dir: &Path, domain: u32, prefix: &str) -> PathBuf {
     let cars = lane_agents(&["a1", "a2", "b1", "b2"]);
     let scenario = format!("[scenario]\nname = \"four_cars\"\ndt = 0.01\nlease = 1.5\n{cars}");
     write_file(dir, "four_cars.toml", &scenario);
-    LaunchFile::new(domain::LAUNCH_NETNS, Path::new("four_cars.toml"))
-        .host("a", "netns:cvt_a", &[])
-        .host("b", "netns:cvt_b", &[])
-        .host("c", "netns:cvt_c", &[])
+    LaunchFile::new(domain, Path::new("four_cars.toml"))
+        .host("a", &format!("netns:{prefix}_a"), &[])
+        .host("b", &format!("netns:{prefix}_b"), &[])
+        .host("c", &format!("netns:{prefix}_c"), &[])
         .node("coordinator", "a", &[])
         .node("agent", "a", &["a1", "a2"])
         .node("agent", "b", &["b1", "b2"])
@@ -141,6 +146,40 @@ fn a_graph_over_three_namespace_hosts_runs_loses_an_agent_and_cleans_up() {
         "namespaces left: {:?}",
         namespaces()
     );
+}
+
+/// Issue 41: the same graph with states sent once to the multicast group of their readers
+/// (`CONVOY_MULTICAST=2`: each agent's state is read by two other nodes, the coordinator and
+/// the other host's agents), across the namespaces' bridge: every agent mirrors the others
+/// from both hosts and the lockstep, which needs every state every frame, runs.
+#[test]
+fn states_cross_namespace_hosts_through_their_multicast_group() {
+    let _machine = beside_others();
+    watchdog("three hosts multicast", Duration::from_secs(300));
+    let dir = scratch_dir("three_hosts_multicast");
+    let d = domain::LAUNCH_NETNS_MULTICAST;
+    let file = three_hosts_named(&dir, d, "cvm");
+    let _cleanup = Namespaces::up(&file);
+    let (mut launch, lines) = ChildGuard::spawn_with_stdout(
+        "convoy launch",
+        convoy()
+            .arg("launch")
+            .arg(&file)
+            .args(["--frames", "1000000"])
+            .env("CONVOY_MULTICAST", "2")
+            .env("RUST_LOG", "info,rustdds=off"),
+    );
+    let limit = Duration::from_secs(60);
+    wait_for_line(&lines, limit, "b1's zombies from both hosts", |l| {
+        l.contains("agent/b1] ") && l.contains(r#"zombies now ["a1", "a2", "b2"]"#)
+    });
+    wait_for_line(&lines, limit, "a1's zombies from both hosts", |l| {
+        l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1", "b2"]"#)
+    });
+    wait_for_line(&lines, limit, "lockstep progress", |l| progress(l, 4));
+    launch.stop(Duration::from_secs(15));
+    wait_nodes_gone(d, Duration::from_secs(10));
+    netns("down", &file);
 }
 
 /// launch/three_hosts.toml as shipped, moved onto this test's namespaces and domain (and with

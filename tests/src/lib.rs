@@ -145,6 +145,7 @@ pub mod domain {
     pub const SECURITY_ROGUE_WRITER: u32 = 138;
     pub const LOCKSTEP_MULTICAST_OFF: u32 = 139;
     pub const LOCKSTEP_MULTICAST_ON: u32 = 140;
+    pub const LAUNCH_NETNS_MULTICAST: u32 = 141;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 
