@@ -9,7 +9,8 @@
 //! them is one datagram to their shared locator). What that saves is the operating system's
 //! cost of a process per agent: on a host with fewer cores than agents, every frame switched
 //! between all of the agents' processes, each of which came back to cold caches (an agent's
-//! physics step takes ~13 µs hot and ~47 µs in a 16-process lockstep; docs/BENCHMARKS.md).
+//! physics step takes ~13 µs hot and ~47 µs in a 16-process lockstep; git history of
+//! docs/BENCHMARKS.md).
 //!
 //! What it costs: the agents of a process fail together, as SynChrono's agents on one MPI rank
 //! do. An agent that fails stops the others (their nodes leave the run; the coordinator drops

@@ -67,7 +67,7 @@ pub const DEFAULT_WINDOW: usize = 8 * 1024 * 1024;
 /// The default hold of a plain acknowledgement beyond the receive loop's pass: none. A hold
 /// of 150 µs joins more (an agent's state and FrameDone arrive tens of microseconds apart)
 /// but delays the acknowledgement a depth-1 clock writer waits for before its next tick:
-/// 4-agent lockstep ran slower with it (docs/BENCHMARKS.md, issue 19).
+/// 4-agent lockstep ran slower with it (git history of docs/BENCHMARKS.md, issue 19).
 pub const DEFAULT_ACK_HOLD: Duration = Duration::ZERO;
 
 /// A bad `CONVOY_*` value, with the variable and the value.
