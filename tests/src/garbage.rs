@@ -70,15 +70,12 @@ pub fn send_garbage(
     std::thread::spawn(move || {
         let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
         let _ = socket.set_multicast_loop_v4(true);
-        let group = std::net::Ipv4Addr::new(239, 255, 0, 1);
-        // RTPS's well-known multicast ports of the domain: discovery and user traffic.
-        let base = (7400 + 250 * d) as u16;
         let mut targets: Vec<std::net::SocketAddr> = ports
             .iter()
             .map(|p| (std::net::Ipv4Addr::LOCALHOST, *p).into())
             .collect();
-        targets.push((group, base).into());
-        targets.push((group, base + 1).into());
+        // RTPS's well-known multicast ports of the domain: discovery and user traffic.
+        targets.extend(domain_targets(d, 0));
         let mut garbage = Garbage(0x5eed_0000 + u64::from(d));
         let mut sent = 0u64;
         while !stop.load(Ordering::Relaxed) {

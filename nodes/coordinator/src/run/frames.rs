@@ -142,6 +142,11 @@ impl Coordinator {
     /// write their answer again (an agent its state, and in peer exchange the state before it,
     /// which the other agents wait for), and
     /// the run goes on with the same values, so determinism holds.
+    ///
+    /// The Tick sent again names only the agents still in the run: a peer-exchange agent
+    /// waits for the state of every agent its tick names, and an agent that died after its
+    /// state for the frame reached the coordinator but not the others would otherwise be
+    /// waited for for ever (the barrier dropped it; the others never finished the frame).
     pub(super) fn ask_again_if_stalled(&mut self, barrier: &mut Barrier, tick: &Tick) {
         let timeout = Duration::from_secs_f64(self.scenario.scenario.barrier_timeout);
         if barrier.complete() || !barrier.ask_again_due(Instant::now(), timeout) {
@@ -156,7 +161,9 @@ impl Coordinator {
         );
         // One attempt: a clock reader that does not acknowledge makes it fail after the
         // clock QoS's blocking time, and the next timeout tries again.
-        if let Err(e) = self.io.clock.write(tick.clone()) {
+        let mut again = tick.clone();
+        again.agents.retain(|agent| self.members.contains(agent));
+        if let Err(e) = self.io.clock.write(again) {
             println!(
                 "barrier: frame {}: cannot send the tick again: {e}",
                 tick.frame
