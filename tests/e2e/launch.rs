@@ -55,16 +55,21 @@ fn three_hosts_named(dir: &Path, domain: u32, prefix: &str) -> PathBuf {
         .write(dir, "three_hosts.toml")
 }
 
-/// `convoy launch FILE` of a run that goes on until it is stopped, logging at `log`; its
-/// stdout's lines.
-fn launch_until_stopped(file: &Path, log: &str) -> (ChildGuard, Receiver<String>) {
+/// `convoy launch FILE` of a run that goes on until it is stopped, logging at `log`, with the
+/// environment variables `env`; its stdout's lines.
+fn launch_until_stopped(
+    file: &Path,
+    log: &str,
+    env: &[(&str, &str)],
+) -> (ChildGuard, Receiver<String>) {
     ChildGuard::spawn_with_stdout(
         "convoy launch",
         convoy()
             .arg("launch")
             .arg(file)
             .args(["--frames", "1000000"])
-            .env("RUST_LOG", log),
+            .env("RUST_LOG", log)
+            .envs(env.iter().copied()),
     )
 }
 
@@ -116,7 +121,7 @@ fn a_graph_over_three_namespace_hosts_runs_loses_an_agent_and_cleans_up() {
     let _cleanup = Namespaces::up(&file);
     assert_eq!(namespaces().len(), 3);
 
-    let (mut launch, lines) = launch_until_stopped(&file, "info,rustdds=off");
+    let (mut launch, lines) = launch_until_stopped(&file, "info,rustdds=off", &[]);
     let limit = Duration::from_secs(60);
     // Remote states arrive: a1 (host a) mirrors b1 and b2 (host b) as zombies, and the
     // lockstep runs, which needs every agent's state every frame across the bridge.
@@ -149,9 +154,10 @@ fn a_graph_over_three_namespace_hosts_runs_loses_an_agent_and_cleans_up() {
 }
 
 /// Issue 41: the same graph with states sent once to the multicast group of their readers
-/// (`CONVOY_MULTICAST=2`: each agent's state is read by two other nodes, the coordinator and
-/// the other host's agents), across the namespaces' bridge: every agent mirrors the others
-/// from both hosts and the lockstep, which needs every state every frame, runs.
+/// (`CONVOY_MULTICAST=2`; each agent's state is read by four other nodes: the coordinator and
+/// the other agents, a process each, on both hosts), across the namespaces' bridge: every
+/// agent mirrors the others from both hosts and the lockstep, which needs every state every
+/// frame, runs.
 #[test]
 fn states_cross_namespace_hosts_through_their_multicast_group() {
     let _machine = beside_others();
@@ -160,22 +166,23 @@ fn states_cross_namespace_hosts_through_their_multicast_group() {
     let d = domain::LAUNCH_NETNS_MULTICAST;
     let file = three_hosts_named(&dir, d, "cvm");
     let _cleanup = Namespaces::up(&file);
-    let (mut launch, lines) = ChildGuard::spawn_with_stdout(
-        "convoy launch",
-        convoy()
-            .arg("launch")
-            .arg(&file)
-            .args(["--frames", "1000000"])
-            .env("CONVOY_MULTICAST", "2")
-            .env("RUST_LOG", "info,rustdds=off"),
-    );
+    let (mut launch, lines) =
+        launch_until_stopped(&file, "info,rustdds=off", &[("CONVOY_MULTICAST", "2")]);
     let limit = Duration::from_secs(60);
-    wait_for_line(&lines, limit, "b1's zombies from both hosts", |l| {
-        l.contains("agent/b1] ") && l.contains(r#"zombies now ["a1", "a2", "b2"]"#)
-    });
-    wait_for_line(&lines, limit, "a1's zombies from both hosts", |l| {
-        l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1", "b2"]"#)
-    });
+    // Both lines come at frame 1, in whichever order the hosts' outputs interleave.
+    let (mut a1_mirrors, mut b1_mirrors) = (false, false);
+    wait_for_line(
+        &lines,
+        limit,
+        "a1's and b1's zombies from both hosts",
+        |l| {
+            a1_mirrors |=
+                l.contains("agent/a1] ") && l.contains(r#"zombies now ["a2", "b1", "b2"]"#);
+            b1_mirrors |=
+                l.contains("agent/b1] ") && l.contains(r#"zombies now ["a1", "a2", "b2"]"#);
+            a1_mirrors && b1_mirrors
+        },
+    );
     wait_for_line(&lines, limit, "lockstep progress", |l| progress(l, 4));
     launch.stop(Duration::from_secs(15));
     wait_nodes_gone(d, Duration::from_secs(10));
@@ -238,7 +245,7 @@ fn a_dead_client_sensor_nodes_sensors_move_to_the_main_and_resume() {
     );
     let _cleanup = Namespaces::up(&file);
 
-    let (mut launch, lines) = launch_until_stopped(&file, "warn,rustdds=off");
+    let (mut launch, lines) = launch_until_stopped(&file, "warn,rustdds=off", &[]);
     let limit = Duration::from_secs(90);
     // The client on host c takes both client_only radars; the main the rest.
     for sensor in ["car_00/front_radar", "car_08/rear_radar"] {

@@ -48,6 +48,16 @@ impl Drop for CpuHogs {
     }
 }
 
+/// The fields of `convoy bench lockstep`'s row for `agents` agents in its output `out`.
+fn agents_row<'a>(out: &'a str, agents: &str) -> Vec<&'a str> {
+    out.lines()
+        .find_map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            (fields.first() == Some(&agents)).then_some(fields)
+        })
+        .unwrap_or_else(|| panic!("no {agents}-agent row\n{out}"))
+}
+
 /// `convoy bench lockstep` with 64 agents in peer exchange, two processes of 32, for `frames`
 /// frames; asserts the row names them all.
 fn sixty_four_peer(domain: u32, frames: &str, limit: Duration) {
@@ -67,14 +77,8 @@ fn sixty_four_peer(domain: u32, frames: &str, limit: Duration) {
         limit,
     );
     assert!(ok, "bench failed\n{out}\n{err}");
-    let row: Vec<&str> = out
-        .lines()
-        .find_map(|l| {
-            let fields: Vec<&str> = l.split_whitespace().collect();
-            (fields.first() == Some(&"64")).then_some(fields)
-        })
-        .unwrap_or_else(|| panic!("no 64-agent row\n{out}\n{err}"));
-    assert_eq!(row[1..4], ["peer", "32", frames], "{out}");
+    let row = agents_row(&out, "64");
+    assert_eq!(row[1..4], ["peer", "32", frames], "{out}\n{err}");
 }
 
 /// 64 agents reading each other's states in two processes of 32: each process creates over
@@ -121,14 +125,8 @@ fn eight_peer_datagrams_per_frame(domain: u32, multicast: &str) -> f64 {
         Duration::from_secs(150),
     );
     assert!(ok, "bench failed\n{out}\n{err}");
-    let row: Vec<&str> = out
-        .lines()
-        .find_map(|l| {
-            let fields: Vec<&str> = l.split_whitespace().collect();
-            (fields.first() == Some(&"8")).then_some(fields)
-        })
-        .unwrap_or_else(|| panic!("no 8-agent row\n{out}\n{err}"));
-    assert_eq!(row[1..4], ["peer", "1", "300"], "{out}");
+    let row = agents_row(&out, "8");
+    assert_eq!(row[1..4], ["peer", "1", "300"], "{out}\n{err}");
     row[7]
         .parse()
         .unwrap_or_else(|_| panic!("datagrams per frame '{}'\n{out}", row[7]))
