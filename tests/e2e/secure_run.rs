@@ -109,16 +109,17 @@ fn the_run_tool_identity_reaches_a_secured_run_and_an_outsider_reads_and_steers_
     let (dir, tool) = secured_paths(&line);
     assert_eq!(file_mode(&dir), 0o700, "{}", dir.display());
     assert_eq!(file_mode(&tool.join("key.pem")), 0o600);
-    let tool_command = |args: &[&str]| {
+    // A `convoy` command on the run's domain with the security folder `enclave`, or none.
+    let command_as = |enclave: Option<&Path>, args: &[&str]| {
         let mut cmd = convoy_on(d);
-        cmd.env("CONVOY_SECURITY", &tool).args(args);
-        run_with_timeout(&mut cmd, LIMIT)
+        match enclave {
+            Some(dir) => cmd.env("CONVOY_SECURITY", dir),
+            None => cmd.env_remove("CONVOY_SECURITY"),
+        };
+        run_with_timeout(cmd.args(args), LIMIT)
     };
-    let outsider_command = |args: &[&str]| {
-        let mut cmd = convoy_on(d);
-        cmd.env_remove("CONVOY_SECURITY").args(args);
-        run_with_timeout(&mut cmd, LIMIT)
-    };
+    let tool_command = |args: &[&str]| command_as(Some(&tool), args);
+    let outsider_command = |args: &[&str]| command_as(None, args);
     // With the run's tool identity: the agents' states, decrypted.
     let (ok, out, err) = tool_command(&[
         "topic",
@@ -156,10 +157,10 @@ fn the_run_tool_identity_reaches_a_secured_run_and_an_outsider_reads_and_steers_
     );
     // The run's own coordinator identity, used for what its grant lacks (writing bench
     // traffic, as a stolen key would be used for anything): the writer is refused.
-    let mut cmd = convoy_on(d);
-    cmd.env("CONVOY_SECURITY", dir.join("enclaves/coordinator"))
-        .args(["bench", "latency", "--role", "pong"]);
-    let (ok, out, err) = run_with_timeout(&mut cmd, LIMIT);
+    let (ok, out, err) = command_as(
+        Some(&dir.join("enclaves/coordinator")),
+        &["bench", "latency", "--role", "pong"],
+    );
     assert!(
         !ok,
         "the coordinator's identity wrote bench traffic:\n{out}\n{err}"
@@ -180,9 +181,9 @@ fn the_run_tool_identity_reaches_a_secured_run_and_an_outsider_reads_and_steers_
         LIMIT,
     );
     assert!(ok, "{out}\n{err}");
-    let mut cmd = convoy_on(d);
-    cmd.env("CONVOY_SECURITY", other.join("enclaves/cli"))
-        .args([
+    let (_, out, err) = command_as(
+        Some(&other.join("enclaves/cli")),
+        &[
             "topic",
             "echo",
             "convoy/agent/a/state",
@@ -190,8 +191,8 @@ fn the_run_tool_identity_reaches_a_secured_run_and_an_outsider_reads_and_steers_
             "1",
             "--timeout",
             "5",
-        ]);
-    let (_, out, err) = run_with_timeout(&mut cmd, LIMIT);
+        ],
+    );
     assert!(
         !out.contains("agent_id"),
         "another run's certificates read a state:\n{out}\n{err}"

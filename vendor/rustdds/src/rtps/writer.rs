@@ -2468,10 +2468,10 @@ impl Writer {
           }
           _ => None,
         };
-        let reached = match &group {
+        let reached = match group {
           Some((group_locator, reached)) => {
-            send_legacy!([*group_locator]);
-            reached.clone()
+            send_legacy!([group_locator]);
+            reached
           }
           None => BTreeSet::new(),
         };
