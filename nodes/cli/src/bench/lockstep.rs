@@ -83,6 +83,8 @@ const CSV_HEADER: &[&str] = &[
     "datagrams_per_frame",
     "agents_per_process",
     "security",
+    "registered_s",
+    "started_s",
 ];
 
 /// The coordinator's RESULT line.
@@ -115,13 +117,16 @@ fn parse_result(line: &str) -> Option<LockstepResult> {
     })
 }
 
+/// The most agents one configuration runs (SynChrono-style runs of hundreds of vehicles).
+const MAX_AGENTS: usize = 256;
+
 /// The coordinator's start-up timeout for `agents` agents, in seconds.
 fn startup_timeout_s(agents: usize) -> u64 {
     60 + 5 * agents as u64
 }
 
 pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()> {
-    check_each("--agents", &args.agents, 1..=64, "agents per run")?;
+    check_each("--agents", &args.agents, 1..=MAX_AGENTS, "agents per run")?;
     for k in &args.agents_per_process {
         if let AgentsPerProcess::Count(k) = k {
             check_range("--agents-per-process", *k, 1..=64, "agents in a process")?;
@@ -200,11 +205,17 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                 };
                 let mut result = None;
                 let mut errors = Vec::new();
+                let mut startup = Startup::new(n, exchange);
                 let outcome = run_until_done(&nodes, "coordinator", &stop, false, |l| {
                     if let Some(r) = parse_result(&l.line) {
                         result = Some(r);
-                    } else if l.line.contains("error") || l.line.contains("barrier:") {
+                    } else if l.line.contains("error")
+                        || l.line.contains("barrier:")
+                        || l.line.contains("still waiting")
+                    {
                         errors.push(format!("[{}] {}", l.node, l.line));
+                    } else if l.node == "coordinator" {
+                        startup.observe(&l.line);
                     }
                 });
                 if let Err(e) = outcome {
@@ -247,6 +258,8 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
                     datagrams,
                     per_process.to_string(),
                     security.to_string(),
+                    seconds(startup.registered),
+                    seconds(startup.started),
                 ]);
                 if stop.load(std::sync::atomic::Ordering::Relaxed) {
                     break;
@@ -258,6 +271,54 @@ pub fn run(domain: u32, qos: Option<&QosSpec>, args: &LockstepArgs) -> Result<()
         Some(out) => write_csv(out, CSV_HEADER, rows),
         None => Ok(()),
     }
+}
+
+/// How long a run took to come up, from the coordinator's start-up lines: every agent
+/// registered, then the frame-0 handshake (every agent holds every peer's initial state).
+/// Printed as it happens: with 64 agent processes on 2 cores this is where the time goes.
+struct Startup {
+    launched: std::time::Instant,
+    label: String,
+    registered: Option<f64>,
+    started: Option<f64>,
+    /// When the last "waiting for" line was passed on (one every PROGRESS_EVERY).
+    progress_at: f64,
+}
+
+/// How often a slow start-up says what it still waits for.
+const PROGRESS_EVERY: f64 = 10.0;
+
+impl Startup {
+    fn new(agents: usize, exchange: &str) -> Startup {
+        Startup {
+            launched: std::time::Instant::now(),
+            label: format!("{agents} agents, {exchange}"),
+            registered: None,
+            started: None,
+            progress_at: 0.0,
+        }
+    }
+
+    fn observe(&mut self, line: &str) {
+        let at = self.launched.elapsed().as_secs_f64();
+        if self.registered.is_none() && line.starts_with("all ") && line.ends_with("registered") {
+            self.registered = Some(at);
+            eprintln!("  {}: every agent registered after {at:.1} s", self.label);
+        } else if self.started.is_none() && line.starts_with("frame 0:") {
+            self.started = Some(at);
+            eprintln!(
+                "  {}: frame 0 (every agent holds every peer's state) after {at:.1} s",
+                self.label
+            );
+        } else if line.starts_with("waiting for") && at - self.progress_at >= PROGRESS_EVERY {
+            self.progress_at = at;
+            eprintln!("  {} after {at:.0} s: {line}", self.label);
+        }
+    }
+}
+
+fn seconds(at: Option<f64>) -> String {
+    at.map_or_else(String::new, |s| format!("{s:.1}"))
 }
 
 /// The bench's ring settings with the world of scenario `path` instead of the ring: its [map]

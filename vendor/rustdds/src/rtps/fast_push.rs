@@ -38,6 +38,7 @@ use crate::{
   rtps::{
     message::RTPS_MESSAGE_HEADER_SIZE,
     reply_batch::{lock_batch, SharedReplyBatch},
+    writer::asks_for_answer,
     writer_send_buffer::WriterSendBuffer,
     MessageBuilder,
   },
@@ -74,6 +75,9 @@ pub(crate) struct ReliablePush {
   /// History depth (KEEP_LAST) or 16: half of it unacknowledged asks readers
   /// to answer (the rule of change 17).
   pub window: i64,
+  /// The samples go to a multicast group (change 70: see
+  /// [`asks_for_answer`](crate::rtps::writer::asks_for_answer)).
+  pub to_group: bool,
   /// At most this many samples pushed and not acknowledged (change 14's byte
   /// window divided by `max_payload`); past it the event loop decides.
   pub max_unacked: i64,
@@ -188,8 +192,9 @@ impl FastPush {
         return FastPushOutcome::Declined;
       }
       // Change 17: the piggybacked HEARTBEAT asks for an answer only when half
-      // the window is unacknowledged, or on every fourth sample.
-      let wants_reply = unacked * 2 >= reliable.window || i64::from(seq) % 4 == 0;
+      // the window is unacknowledged, or on every fourth sample (change 70: not
+      // to a multicast group).
+      let wants_reply = asks_for_answer(unacked, reliable.window, seq, reliable.to_group);
       message = message.heartbeat_msg(
         route.writer_guid.entity_id,
         buffer.first_change_sequence_number(),
@@ -335,6 +340,7 @@ mod tests {
       writer_guid: guid,
       reliable: Some(ReliablePush {
         window: 16,
+        to_group: false,
         max_unacked: 4,
       }),
       replies: Some(Arc::clone(&replies)),

@@ -302,6 +302,11 @@ pub(crate) struct Writer {
   tail_heartbeat_scheduled: bool,
   last_push_at: std::time::Instant,
   tail_heartbeats_sent: u32,
+  // convoy change 70: the times between this writer's last pushes (a ring),
+  // and whether its samples go to a multicast group (`shared_multicast_group`).
+  push_gaps: [std::time::Duration; PUSH_GAPS_KEPT],
+  push_gaps_next: usize,
+  pushes_to_group: bool,
   // convoy change 36: a StoppedReaderCheck is armed.
   stopped_reader_check_scheduled: bool,
   // convoy change 9: datagram cap and fragment size from the participant.
@@ -328,6 +333,39 @@ pub(crate) struct Writer {
   // convoy change 52: the participant's queued ACKNACKs, which ride with the
   // samples this writer pushes to their destination.
   reply_batch: Option<SharedReplyBatch>,
+}
+
+/// convoy change 70: how many of a writer's last gaps between pushes its
+/// rhythm is the shortest of. The shortest, not the last: a lockstep stalled on
+/// a lost sample makes one long gap, and a rhythm taken from it made the next
+/// loss wait twice as long, and the next four times (a lossy 16-agent run took
+/// 10 times as long).
+const PUSH_GAPS_KEPT: usize = 4;
+
+/// convoy change 70: the tail HEARTBEAT's delay for a writer whose pushes come
+/// `push_gap` apart (see `Writer::tail_heartbeat_delay`).
+fn tail_heartbeat_delay_after(push_gap: std::time::Duration) -> std::time::Duration {
+  (push_gap * 2).clamp(
+    TAIL_HEARTBEAT_DELAY,
+    std::time::Duration::from(HEARTBEAT_PERIOD_SLOW).max(TAIL_HEARTBEAT_DELAY),
+  )
+}
+
+/// convoy change 17: whether the HEARTBEAT that goes with sample `sn` asks
+/// readers to answer, `unacked` samples of a `window` not acknowledged yet:
+/// when half the window is unacknowledged (the writer would soon wait), and on
+/// every fourth sample. convoy change 70: not on every fourth sample when the
+/// samples go to a multicast group. Each reader of the group answers with a
+/// datagram of its own, so a writer with N readers drew N answers every fourth
+/// sample (64 lockstep agents: 1,000 ACKNACKs a frame); a reader that lacks
+/// something answers any HEARTBEAT, and half the window still asks in time.
+pub(crate) fn asks_for_answer(
+  unacked: i64,
+  window: i64,
+  sn: SequenceNumber,
+  to_group: bool,
+) -> bool {
+  unacked * 2 >= window || (!to_group && i64::from(sn) % 4 == 0)
 }
 
 impl Writer {
@@ -434,6 +472,9 @@ impl Writer {
       tail_heartbeat_scheduled: false,
       last_push_at: std::time::Instant::now(),
       tail_heartbeats_sent: 0,
+      push_gaps: [std::time::Duration::ZERO; PUSH_GAPS_KEPT],
+      push_gaps_next: 0,
+      pushes_to_group: false,
       stopped_reader_check_scheduled: false,
       datagram_cap: MAX_UDP_DATAGRAM_BUDGET,
       fragment_size: FRAGMENT_SIZE,
@@ -634,9 +675,11 @@ impl Writer {
         // the samples not asked about yet nearly all the time, so a writer
         // pushing every 100 ms drew a HEARTBEAT and every reader's answer per
         // sample.
+        // change 70: within its own rhythm too, when that is slower.
         let pushing = self.my_guid.entity_id.kind().is_user_defined()
           && self.heartbeat_period_fast.is_some_and(|fast| {
-            self.last_push_at.elapsed() < std::time::Duration::from(fast)
+            self.last_push_at.elapsed()
+              < std::time::Duration::from(fast).max(self.tail_heartbeat_delay())
           });
         let readers_behind = if pushing {
           true
@@ -1171,6 +1214,8 @@ impl Writer {
     if !self.is_reliable() || !self.my_guid.entity_id.kind().is_user_defined() {
       return;
     }
+    self.push_gaps[self.push_gaps_next] = at.saturating_duration_since(self.last_push_at);
+    self.push_gaps_next = (self.push_gaps_next + 1) % PUSH_GAPS_KEPT;
     self.last_push_at = at;
     self.tail_heartbeats_sent = 0;
     if !self.tail_heartbeat_scheduled {
@@ -1186,9 +1231,10 @@ impl Writer {
   /// sends none: its samples' own HEARTBEATs reveal any gap.
   fn tail_heartbeat(&mut self) {
     let silent = self.last_push_at.elapsed();
-    if silent < TAIL_HEARTBEAT_DELAY / 2 {
+    let delay = self.tail_heartbeat_delay();
+    if silent < delay / 2 {
       self.tail_heartbeat_scheduled = true;
-      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY - silent, TimedEvent::TailHeartbeat);
+      self.schedule_timed_event(delay - silent, TimedEvent::TailHeartbeat);
       return;
     }
     if self.tail_heartbeats_sent >= TAIL_HEARTBEATS_PER_SILENCE {
@@ -1197,8 +1243,23 @@ impl Writer {
     if self.handle_heartbeat_tick(false) {
       self.tail_heartbeats_sent += 1;
       self.tail_heartbeat_scheduled = true;
-      self.schedule_timed_event(TAIL_HEARTBEAT_DELAY, TimedEvent::TailHeartbeat);
+      self.schedule_timed_event(delay, TimedEvent::TailHeartbeat);
     }
+  }
+
+  /// convoy change 70: how long this writer must be silent before its tail
+  /// HEARTBEAT asks the readers behind whether they lack something (and before
+  /// a periodic one does): TAIL_HEARTBEAT_DELAY, or twice its rhythm (the
+  /// shortest of its last gaps between pushes) when that is longer, up to the
+  /// slow HEARTBEAT period. A lockstep writer pushes once a frame; where frames take longer than the
+  /// delay (64 agent processes on two cores: 150 ms) every frame's silence drew a
+  /// HEARTBEAT that every reader answered, most of the traffic of the run, to
+  /// find losses that the next frame's sample finds anyway. A writer that falls
+  /// silent for longer than its rhythm (a lockstep stalled on its lost sample)
+  /// is still asked within two of its periods.
+  fn tail_heartbeat_delay(&self) -> std::time::Duration {
+    let rhythm = self.push_gaps.iter().min().copied().unwrap_or_default();
+    tail_heartbeat_delay_after(rhythm)
   }
 
   /// convoy change 26: the newest sample this writer has started to push (its
@@ -1650,9 +1711,19 @@ impl Writer {
           // sample n that crossed sample n+1 drew an extra HEARTBEAT, and with
           // it an extra ACKNACK, on nearly every sample of a steady stream.)
           let announced = self.announced_last_sn(None);
+          // convoy change 70: ... nor when all it lacks is the newest sample,
+          // pushed less than a tail HEARTBEAT's delay ago: that one is on its
+          // way with a HEARTBEAT of its own, and the tail HEARTBEAT follows.
+          // A reader's answer to the previous sample's HEARTBEAT that crossed
+          // the next sample drew a HEARTBEAT and another ACKNACK: 64 lockstep
+          // agents in peer exchange on two cores sent 33 such pairs per agent
+          // a frame.
+          let newest_in_flight = reader_proxy.all_acked_before == announced
+            && self.last_push_at.elapsed() < self.tail_heartbeat_delay();
           if an.reader_sn_state.iter().next().is_none()
             && reader_proxy.all_acked_before <= announced
             && !advanced
+            && !newest_in_flight
           {
             let hb_message = MessageBuilder::new()
               .ts_msg(self.endianness, Some(Timestamp::now()))
@@ -2258,7 +2329,7 @@ impl Writer {
       .min()
       .unwrap_or(sn);
     let unacked = i64::from(sn) - i64::from(oldest_unacked) + 1;
-    unacked * 2 >= window || i64::from(sn) % 4 == 0
+    asks_for_answer(unacked, window, sn, self.pushes_to_group)
   }
 
   /// change 17: the samples a piggybacked HEARTBEAT counts against: half of
@@ -2834,6 +2905,9 @@ impl Writer {
       .min()
       .unwrap_or(0);
     self.fast_destinations = self.compute_fast_destinations();
+    self.pushes_to_group = self
+      .shared_multicast_group(self.readers.values())
+      .is_some();
     // Matching, unmatching and route changes happen outside the synced actions:
     // the application thread sees the new readers from its next push on (a
     // sample it pushed meanwhile reaches a new reader by repair, like any
@@ -2959,6 +3033,7 @@ impl Writer {
     }
     let reliable = self.is_reliable().then(|| ReliablePush {
       window: self.piggyback_window(),
+      to_group: self.pushes_to_group,
       max_unacked: self.max_unacked_bytes.map_or(i64::MAX, |limit| {
         i64::try_from(limit / max_payload)
           .unwrap_or(i64::MAX)
@@ -3496,6 +3571,33 @@ impl<'a> Iterator for FragmentationIter<'a> {
 
 #[cfg(test)]
 mod tests {
+
+  // convoy change 70
+  #[test]
+  fn a_writer_to_a_group_asks_only_when_half_its_window_is_unacknowledged() {
+    use super::asks_for_answer;
+    use crate::structure::sequence_number::SequenceNumber;
+    let sn = SequenceNumber::from(8);
+    assert!(asks_for_answer(1, 16, sn, false), "every fourth sample, unicast");
+    assert!(!asks_for_answer(1, 16, sn, true), "not to a group");
+    assert!(asks_for_answer(8, 16, SequenceNumber::from(9), true));
+    assert!(!asks_for_answer(7, 16, SequenceNumber::from(9), true));
+  }
+
+  // convoy change 70
+  #[test]
+  fn the_tail_heartbeat_waits_out_two_of_the_writer_s_periods() {
+    use std::time::Duration as D;
+
+    use super::{tail_heartbeat_delay_after, HEARTBEAT_PERIOD_SLOW, TAIL_HEARTBEAT_DELAY};
+    assert_eq!(tail_heartbeat_delay_after(D::ZERO), TAIL_HEARTBEAT_DELAY);
+    assert_eq!(tail_heartbeat_delay_after(D::from_millis(5)), TAIL_HEARTBEAT_DELAY);
+    assert_eq!(tail_heartbeat_delay_after(D::from_millis(150)), D::from_millis(300));
+    assert_eq!(
+      tail_heartbeat_delay_after(D::from_secs(10)),
+      D::from(HEARTBEAT_PERIOD_SLOW)
+    );
+  }
   use std::thread;
 
   use byteorder::LittleEndian;
