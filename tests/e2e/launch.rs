@@ -184,9 +184,49 @@ fn states_cross_namespace_hosts_through_their_multicast_group() {
         },
     );
     wait_for_line(&lines, limit, "lockstep progress", |l| progress(l, 4));
+    // Issue 41: host c joins late, with a reader of a1's state. Its node is heard by multicast a
+    // moment after it matches, and from then on a1's states reach it through the group instead
+    // of by unicast; it gets every one of them, without a gap at the switch.
+    let (mut echo, samples) = ChildGuard::spawn_with_stdout(
+        "topic echo on the late host",
+        convoy_in("cvm_c", d).env("CONVOY_MULTICAST", "2").args([
+            "topic",
+            "echo",
+            "--json",
+            "convoy/agent/a1/state",
+        ]),
+    );
+    let frames: Vec<u64> = (0..LATE_SAMPLES)
+        .map(|i| {
+            let line = wait_for_line(&samples, limit, &format!("a1's state {i} on host c"), |l| {
+                state_frame(l).is_some()
+            });
+            state_frame(&line).unwrap_or_default()
+        })
+        .collect();
+    assert!(
+        frames.windows(2).all(|w| w[1] == w[0] + 1),
+        "host c missed some of a1's states: frames {frames:?}"
+    );
+    eprintln!(
+        "host c, joining late, got a1's states {:?}..={:?} in a row",
+        frames.first(),
+        frames.last()
+    );
+    echo.stop(Duration::from_secs(5));
     launch.stop(Duration::from_secs(15));
     wait_nodes_gone(d, Duration::from_secs(10));
     netns("down", &file);
+}
+
+/// States the late host must get in a row: well past the 3 s after which its multicast counts as
+/// heard (the lockstep runs tens of frames a second here).
+const LATE_SAMPLES: usize = 300;
+
+/// An agent state's frame, from `convoy topic echo --json`.
+fn state_frame(line: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    v["frame"].as_u64()
 }
 
 /// launch/three_hosts.toml as shipped, moved onto this test's namespaces and domain (and with
