@@ -1451,6 +1451,9 @@ impl DPEventLoop {
         self.transport.multicast_user_data,
       );
     }
+    // convoy change 71: each participant's liveliness message went to every
+    // other participant by unicast (64 participants: 4,000 datagrams a second).
+    new_writer.set_multicast_liveliness(self.transport.multicast_user_data);
     if new_writer.guid().entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER {
       let mut extra = Vec::new();
       if self.same_host_loopback {

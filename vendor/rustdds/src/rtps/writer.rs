@@ -509,6 +509,14 @@ impl Writer {
     self.max_unacked_bytes = max_unacked_bytes;
   }
 
+  /// convoy change 71: the liveliness writer (DCPSParticipantMessage) uses a
+  /// shared multicast group as user writers do (`shared_multicast_group`).
+  pub(crate) fn set_multicast_liveliness(&mut self, multicast: Option<usize>) {
+    if self.my_guid.entity_id == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_WRITER {
+      self.multicast_user_data = multicast;
+    }
+  }
+
   /// convoy change 14: bytes of samples pushed out but not yet acknowledged by
   /// every matched reader.
   fn unacked_bytes(&self) -> usize {
@@ -2926,14 +2934,21 @@ impl Writer {
   /// ways), it advertises a UDPv4 group and it is not in this participant. A
   /// peer-exchange state went by unicast to each of N-1 readers, N^2 datagrams a
   /// frame; through the group it is N. Every participant on the group gets the
-  /// datagram; one that has no matching reader drops it unread.
+  /// datagram; one that has no matching reader drops it unread. convoy change
+  /// 71: the liveliness writer's readers too (in an unsecured participant), whose
+  /// group is the discovery multicast group.
   fn shared_multicast_group<'a>(
     &self,
     readers: impl IntoIterator<Item = &'a RtpsReaderProxy>,
   ) -> Option<(Locator, BTreeSet<GUID>)> {
+    let entity_id = self.my_guid.entity_id;
     let min_participants = self
       .multicast_user_data
-      .filter(|_| self.my_guid.entity_id.kind().is_user_defined())?
+      .filter(|_| {
+        entity_id.kind().is_user_defined()
+          || (entity_id == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_WRITER
+            && self.security_plugins.is_none())
+      })?
       .max(MIN_MULTICAST_PARTICIPANTS);
     let observations = self.interface_observations.borrow();
     let mut groups: BTreeMap<Locator, (BTreeSet<GUID>, BTreeSet<GuidPrefix>)> = BTreeMap::new();
