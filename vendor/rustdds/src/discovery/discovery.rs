@@ -2156,6 +2156,16 @@ impl Discovery {
       // Use depth=8 to avoid losing data when we receive notifications
       // faster than we can process.
       .history(History::KeepLast { depth: 8 })
+      // convoy change 72: without ResourceLimits the topic cache keeps 64
+      // samples over all remote participants and removes the oldest above
+      // that, read or not (see SEDP_READER_RESOURCE_LIMITS). With 65
+      // participants on a host (64 agent processes and a coordinator) and a
+      // discovery thread seconds behind during start-up, a new participant's
+      // announcement could be removed unread. Such runs had two of the 65
+      // that never found each other (3 runs in 19 stalled at frame 0; none
+      // with 33 or fewer participants); whether this limit is the whole cause
+      // is being measured (issue 41).
+      .resource_limits(Self::SEDP_READER_RESOURCE_LIMITS)
       .build()
   }
 
@@ -2305,10 +2315,11 @@ mod tests {
     ] {
       assert_eq!(max_samples(topic), 4096, "{topic} cache limit");
     }
+    // convoy change 72: SPDP too.
     assert_eq!(
       max_samples(builtin_topic_names::DCPS_PARTICIPANT),
-      64,
-      "SPDP keeps the default cache limit"
+      4096,
+      "SPDP cache limit"
     );
   }
 
