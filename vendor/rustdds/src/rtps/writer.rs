@@ -509,10 +509,13 @@ impl Writer {
     self.max_unacked_bytes = max_unacked_bytes;
   }
 
-  /// convoy change 71: the liveliness writer (DCPSParticipantMessage) uses a
-  /// shared multicast group as user writers do (`shared_multicast_group`).
+  /// convoy change 71: the liveliness writer (DCPSParticipantMessage) of a
+  /// participant without security plugins uses a shared multicast group as user
+  /// writers do (`shared_multicast_group`). Other built-in writers never do.
   pub(crate) fn set_multicast_liveliness(&mut self, multicast: Option<usize>) {
-    if self.my_guid.entity_id == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_WRITER {
+    if self.my_guid.entity_id == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_WRITER
+      && self.security_plugins.is_none()
+    {
       self.multicast_user_data = multicast;
     }
   }
@@ -1259,10 +1262,11 @@ impl Writer {
   /// HEARTBEAT asks the readers behind whether they lack something (and before
   /// a periodic one does): TAIL_HEARTBEAT_DELAY, or twice its rhythm (the
   /// shortest of its last gaps between pushes) when that is longer, up to the
-  /// slow HEARTBEAT period. A lockstep writer pushes once a frame; where frames take longer than the
-  /// delay (64 agent processes on two cores: 150 ms) every frame's silence drew a
-  /// HEARTBEAT that every reader answered, most of the traffic of the run, to
-  /// find losses that the next frame's sample finds anyway. A writer that falls
+  /// slow HEARTBEAT period. A lockstep writer pushes once a frame; where frames
+  /// take longer than the delay (64 agent processes on two cores: 150 ms) every
+  /// frame's silence drew a HEARTBEAT that every reader answered, most of the
+  /// traffic of the run, to find losses that the next frame's sample finds
+  /// anyway. A writer that falls
   /// silent for longer than its rhythm (a lockstep stalled on its lost sample)
   /// is still asked within two of its periods.
   fn tail_heartbeat_delay(&self) -> std::time::Duration {
@@ -2912,10 +2916,9 @@ impl Writer {
       .map(RtpsReaderProxy::takes_unpaced_up_to)
       .min()
       .unwrap_or(0);
-    self.fast_destinations = self.compute_fast_destinations();
-    self.pushes_to_group = self
-      .shared_multicast_group(self.readers.values())
-      .is_some();
+    let group = self.shared_multicast_group(self.readers.values());
+    self.pushes_to_group = group.is_some();
+    self.fast_destinations = self.compute_fast_destinations(group.as_ref());
     // Matching, unmatching and route changes happen outside the synced actions:
     // the application thread sees the new readers from its next push on (a
     // sample it pushed meanwhile reaches a new reader by repair, like any
@@ -2941,14 +2944,10 @@ impl Writer {
     &self,
     readers: impl IntoIterator<Item = &'a RtpsReaderProxy>,
   ) -> Option<(Locator, BTreeSet<GUID>)> {
-    let entity_id = self.my_guid.entity_id;
+    // Set for user writers (`set_transport`) and the liveliness writer
+    // (`set_multicast_liveliness`) only.
     let min_participants = self
-      .multicast_user_data
-      .filter(|_| {
-        entity_id.kind().is_user_defined()
-          || (entity_id == EntityId::P2P_BUILTIN_PARTICIPANT_MESSAGE_WRITER
-            && self.security_plugins.is_none())
-      })?
+      .multicast_user_data?
       .max(MIN_MULTICAST_PARTICIPANTS);
     let observations = self.interface_observations.borrow();
     let mut groups: BTreeMap<Locator, (BTreeSet<GUID>, BTreeSet<GuidPrefix>)> = BTreeMap::new();
@@ -2980,7 +2979,11 @@ impl Writer {
   /// reader, if each reader has exactly one known unicast route (what
   /// `send_message_to_readers` would send to), none is in this participant
   /// and nothing else is special about this writer.
-  fn compute_fast_destinations(&self) -> Option<Arc<[SocketAddr]>> {
+  /// `group`: `shared_multicast_group` of all matched readers.
+  fn compute_fast_destinations(
+    &self,
+    group: Option<&(Locator, BTreeSet<GUID>)>,
+  ) -> Option<Arc<[SocketAddr]>> {
     if !self.application_thread_push
       || !self.push_mode
       || self.like_stateless
@@ -2994,17 +2997,14 @@ impl Writer {
     let mut destinations = Vec::new();
     // convoy change 69: the readers a shared multicast group reaches get the
     // sample through it.
-    let group = self.shared_multicast_group(self.readers.values());
-    if let Some((Locator::UdpV4(addr), _)) = &group {
+    if let Some((Locator::UdpV4(addr), _)) = group {
       destinations.push(SocketAddr::from(*addr));
     }
     for reader in self.readers.values() {
       if reader.remote_reader_guid.prefix == self.my_guid.prefix {
         return None;
       }
-      if group
-        .as_ref()
-        .is_some_and(|(_, reached)| reached.contains(&reader.remote_reader_guid))
+      if group.is_some_and(|(_, reached)| reached.contains(&reader.remote_reader_guid))
       {
         continue;
       }
