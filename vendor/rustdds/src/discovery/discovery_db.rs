@@ -1184,6 +1184,58 @@ mod tests {
     assert_eq!(data.user_data, b"mine".to_vec());
   }
 
+  // convoy change 73: with the well-known user traffic port of its participant
+  // id held by another socket (another process's ephemeral one, on a busy
+  // host), a participant listens at a port of the system's choosing, and its
+  // writers announce that port, as its SPDP data does, not the well-known one.
+  #[test]
+  fn discdb_writer_announces_the_port_its_participant_listens_at() {
+    let domain = test_domain_id(48);
+    let held = (0..crate::test::test_domain::MAX_TEST_DOMAIN_OFFSET)
+      .find_map(|id| {
+        let metatraffic = crate::network::constant::spdp_well_known_unicast_port(domain, id);
+        std::net::UdpSocket::bind(("0.0.0.0", metatraffic)).ok()?;
+        let user = crate::network::constant::user_traffic_unicast_port(domain, id);
+        std::net::UdpSocket::bind(("0.0.0.0", user)).ok()
+      })
+      .expect("a free participant id on the test domain");
+    let held_port = held.local_addr().unwrap().port();
+    let domain_participant = DomainParticipant::new(domain).expect("Failed to create participant");
+    assert_eq!(
+      crate::network::constant::user_traffic_unicast_port(
+        domain,
+        domain_participant.participant_id()
+      ),
+      held_port,
+      "the participant took the id whose user port the test holds"
+    );
+    let listening: Vec<crate::structure::locator::Locator> = domain_participant
+      .self_locators()
+      .remove(&crate::rtps::constant::USER_TRAFFIC_LISTENER_TOKEN)
+      .expect("a user traffic listener");
+    assert!(!listening.is_empty());
+    let topic = domain_participant
+      .create_topic(
+        "PortTopic".to_string(),
+        "RandomData".to_string(),
+        &QosPolicies::qos_none(),
+        TopicKind::WithKey,
+      )
+      .unwrap();
+    let writer = domain_participant
+      .create_publisher(&QosPolicies::qos_none())
+      .unwrap()
+      .create_datawriter::<RandomData, CDRSerializerAdapter<RandomData, LittleEndian>>(&topic, None)
+      .unwrap();
+    let data = DiscoveredWriterData::new(&writer, &topic, &domain_participant, None);
+    assert_eq!(data.writer_proxy.unicast_locator_list, listening);
+    assert!(data
+      .writer_proxy
+      .unicast_locator_list
+      .iter()
+      .all(|l| std::net::SocketAddr::from(*l).port() != held_port));
+  }
+
   #[test]
   fn discdb_external_endpoint_snapshots() {
     let (discovery_db_event_sender, _discovery_db_event_receiver) =

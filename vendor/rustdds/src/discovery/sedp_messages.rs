@@ -29,7 +29,10 @@ use crate::{
     parameter_list::{ParameterList, ParameterListable},
   },
   network::{constant::user_traffic_unicast_port, util::get_local_unicast_locators_filtered},
-  rtps::{rtps_reader_proxy::RtpsReaderProxy, rtps_writer_proxy::RtpsWriterProxy},
+  rtps::{
+    constant::USER_TRAFFIC_LISTENER_TOKEN, rtps_reader_proxy::RtpsReaderProxy,
+    rtps_writer_proxy::RtpsWriterProxy,
+  },
   serialization::{
     pl_cdr_adapters::{
       PlCdrDeserialize, PlCdrDeserializeError, PlCdrSerialize, PlCdrSerializeError,
@@ -804,9 +807,21 @@ impl DiscoveredWriterData {
     dp: &DomainParticipant,
     security_info: Option<EndpointSecurityInfo>,
   ) -> Self {
-    let unicast_port = user_traffic_unicast_port(dp.domain_id(), dp.participant_id());
-    let only_nets = dp.only_networks();
-    let unicast_addresses = get_local_unicast_locators_filtered(unicast_port, only_nets.as_deref());
+    // convoy change 73: the port the participant's user traffic listener holds,
+    // as its SPDP announcement says (`default_unicast_locators`). The well-known
+    // port of its participant id is taken when another process's ephemeral
+    // socket holds it; the listener then has a port of the system's choosing,
+    // and a writer announced at the well-known one had its readers' ACKNACKs
+    // delivered to that other process: on a host running 65 participants, 2 of
+    // 64 lockstep agents never registered (their status writers never matched)
+    // for minutes.
+    let unicast_addresses = dp
+      .self_locators()
+      .remove(&USER_TRAFFIC_LISTENER_TOKEN)
+      .unwrap_or_else(|| {
+        let unicast_port = user_traffic_unicast_port(dp.domain_id(), dp.participant_id());
+        get_local_unicast_locators_filtered(unicast_port, dp.only_networks().as_deref())
+      });
     // TODO: Why empty vector below? No multicast?
     let writer_proxy = WriterProxy::new(writer.guid(), vec![], unicast_addresses);
     let publication_topic_data = PublicationBuiltinTopicData::new_with_qos(

@@ -131,10 +131,20 @@ impl SpdpDiscoveredParticipantData {
     assert!(entity_id.kind().is_built_in());
     let remote_writer_guid = GUID::new_with_prefix_and_id(self.participant_guid.prefix, entity_id);
 
+    // convoy change 74: the writer's participant listens on its default
+    // (user traffic) multicast group as well: a reader's plain acknowledgement
+    // rides there with a sample its own participant pushes to that group (a
+    // liveliness message draws one from every participant each second).
+    let mut multicast = self.metatraffic_multicast_locators.clone();
+    for locator in &self.default_multicast_locators {
+      if !multicast.contains(locator) {
+        multicast.push(*locator);
+      }
+    }
     RtpsWriterProxy::new(
       remote_writer_guid,
       self.metatraffic_unicast_locators.clone(),
-      self.metatraffic_multicast_locators.clone(),
+      multicast,
       EntityId::UNKNOWN, // Remote Group Entityid, which we do not implement
     )
   }

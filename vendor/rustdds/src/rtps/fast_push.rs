@@ -17,7 +17,9 @@
 //! loop.
 //!
 //! convoy change 52: ACKNACKs the participant's readers queued for a
-//! destination ride in the datagram pushed there (`rtps::reply_batch`).
+//! destination ride in the datagram pushed there (`rtps::reply_batch`);
+//! change 74: those for the members of a multicast group, in a sample pushed
+//! to the group.
 
 use std::{
   io,
@@ -36,6 +38,7 @@ use speedy::Endianness;
 use crate::{
   network::link_emulation::EgressSocket,
   rtps::{
+    constant::MULTICAST_DATAGRAM_MAX,
     message::RTPS_MESSAGE_HEADER_SIZE,
     reply_batch::{lock_batch, SharedReplyBatch},
     writer::asks_for_answer,
@@ -224,6 +227,13 @@ impl FastPush {
       // Change 52: ACKNACKs queued for this destination go in the same
       // datagram. Should the send fail they are lost, as on the wire: the
       // writer's next HEARTBEAT asks again.
+      // change 74: to a group, ACKNACKs to its members; the datagram stays
+      // within what goes to a group.
+      let room = if dest.ip().is_multicast() {
+        room.min(MULTICAST_DATAGRAM_MAX.saturating_sub(bytes.len()))
+      } else {
+        room
+      };
       let riding = route
         .replies
         .as_ref()
@@ -324,6 +334,7 @@ mod tests {
     lock_batch(&replies).push(
       their_prefix,
       &[Locator::from(reader.local_addr().unwrap())],
+      &[],
       AckNack {
         reader_id: EntityId::new([0, 0, 2], EntityKind::READER_WITH_KEY_USER_DEFINED),
         writer_id: EntityId::new([0, 0, 9], EntityKind::WRITER_WITH_KEY_USER_DEFINED),

@@ -113,6 +113,19 @@ impl Message {
   // top level to fix that. And there seems to be no reasonable way to change
   // endianness. TODO: The error type should be something better
   pub fn read_from_buffer(buffer: &Bytes) -> io::Result<Self> {
+    Self::read_for(buffer, None)
+  }
+
+  /// convoy change 74: as `read_from_buffer`, for the participant `own`: the
+  /// ACKNACKs and NACK_FRAGs after an INFO_DST naming another participant are
+  /// skipped unread (the receiver would drop them). Datagrams to a multicast
+  /// group carry its members' ACKNACKs to each other, and each member read
+  /// every one of them.
+  pub fn read_from_buffer_for(buffer: &Bytes, own: GuidPrefix) -> io::Result<Self> {
+    Self::read_for(buffer, Some(own))
+  }
+
+  fn read_for(buffer: &Bytes, own: Option<GuidPrefix>) -> io::Result<Self> {
     // The Header deserializes the same
     let rtps_header = Header::read_from_buffer(buffer).map_err(io::Error::other)?;
     if !rtps_header.valid() {
@@ -120,15 +133,51 @@ impl Message {
     }
     let mut message = Self::new(rtps_header);
     let mut submessages_left: Bytes = buffer.slice(20..); // header is 20 bytes
-                                                          // submessage loop
+    let mut for_another = false;
+    // submessage loop
     while !submessages_left.is_empty() {
+      if for_another && skip_reader_submessage(&mut submessages_left) {
+        continue;
+      }
       if let Some(submessage) = Submessage::read_from_buffer(&mut submessages_left)? {
+        if let (
+          Some(own),
+          SubmessageBody::Interpreter(InterpreterSubmessage::InfoDestination(dst, _)),
+        ) = (own, &submessage.body)
+        {
+          for_another = dst.guid_prefix != GuidPrefix::UNKNOWN && dst.guid_prefix != own;
+        }
         message.submessages.push(submessage);
       }
     } // loop
 
     Ok(message)
   }
+}
+
+/// convoy change 74: skips the submessage at the start of `buffer` if it is an
+/// ACKNACK or a NACK_FRAG with a length that fits; anything else (or a
+/// malformed one) is left for the full parse.
+fn skip_reader_submessage(buffer: &mut Bytes) -> bool {
+  const ACKNACK: u8 = 0x06;
+  const NACK_FRAG: u8 = 0x12;
+  let [kind, flags, l0, l1, ..] = buffer[..] else {
+    return false;
+  };
+  if kind != ACKNACK && kind != NACK_FRAG {
+    return false;
+  }
+  let length = if flags & 1 == 1 {
+    u16::from_le_bytes([l0, l1])
+  } else {
+    u16::from_be_bytes([l0, l1])
+  };
+  let total = SUBMESSAGE_HEADER_SIZE + usize::from(length);
+  if length == 0 || total > buffer.len() {
+    return false;
+  }
+  let _ = buffer.split_to(total);
+  true
 }
 
 impl Message {
@@ -709,6 +758,55 @@ mod tests {
   use log::info;
 
   use super::*;
+
+  // convoy change 74: the ACKNACKs after an INFO_DST naming another
+  // participant are skipped, the rest read.
+  #[test]
+  fn acknacks_for_another_participant_are_skipped_unread() {
+    let (a, b) = (GuidPrefix::new(&[1; 12]), GuidPrefix::new(&[2; 12]));
+    let acknack = |base: i64| {
+      AckNack {
+        reader_id: EntityId::SPDP_BUILTIN_PARTICIPANT_READER,
+        writer_id: EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER,
+        reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(base)),
+        count: 1,
+      }
+      .create_submessage(BitFlags::from_flag(ACKNACK_Flags::Endianness))
+    };
+    let to = |prefix: GuidPrefix| {
+      InfoDestination {
+        guid_prefix: prefix,
+      }
+      .create_submessage(BitFlags::from_flag(INFODESTINATION_Flags::Endianness))
+    };
+    let mut message = Message::new(Header::new(GuidPrefix::new(&[3; 12])));
+    for submessage in [to(a), acknack(1), to(b), acknack(2), acknack(3)] {
+      message.add_submessage(submessage);
+    }
+    let bytes = Bytes::from(message.write_to_vec_fast(Endianness::LittleEndian).unwrap());
+    let bases = |m: &Message| -> Vec<i64> {
+      m.submessages
+        .iter()
+        .filter_map(|s| match &s.body {
+          SubmessageBody::Reader(ReaderSubmessage::AckNack(ack, _)) => {
+            Some(i64::from(ack.reader_sn_state.base()))
+          }
+          _ => None,
+        })
+        .collect()
+    };
+    assert_eq!(
+      bases(&Message::read_from_buffer(&bytes).unwrap()),
+      [1, 2, 3]
+    );
+    let for_b = Message::read_from_buffer_for(&bytes, b).unwrap();
+    assert_eq!(bases(&for_b), [2, 3]);
+    assert_eq!(for_b.submessages.len(), 4, "both INFO_DSTs are read");
+    assert_eq!(
+      bases(&Message::read_from_buffer_for(&bytes, a).unwrap()),
+      [1]
+    );
+  }
 
   #[test]
 

@@ -403,7 +403,7 @@ impl MessageReceiver {
 
     // call Speedy reader
     // Bytes .clone() is cheap, so no worries
-    let rtps_message = match Message::read_from_buffer(msg_bytes) {
+    let rtps_message = match Message::read_from_buffer_for(msg_bytes, self.own_guid_prefix) {
       Ok(m) => m,
       Err(speedy_err) => {
         self
@@ -1523,8 +1523,10 @@ mod tests {
     message_receiver.handle_received_packet(&udp_bits1, PacketOrigin::UNKNOWN);
     assert_eq!(message_receiver.submessage_count, 4);
 
+    // convoy change 74: its INFO_DST names another participant, so the ACKNACK
+    // after it is skipped unread.
     message_receiver.handle_received_packet(&udp_bits2, PacketOrigin::UNKNOWN);
-    assert_eq!(message_receiver.submessage_count, 2);
+    assert_eq!(message_receiver.submessage_count, 1);
   }
 
   #[test]

@@ -1171,6 +1171,9 @@ impl Reader {
             );
           }
 
+          // change 74: the multicast groups the writer listens on, where a
+          // plain acknowledgement may ride with a sample of ours.
+          let groups = &writer_proxy.multicast_locator_list;
           this.send_acknack_to(
             acknack_flags,
             response_ack_nack,
@@ -1178,6 +1181,7 @@ impl Reader {
               guid_prefix: mr_state.source_guid_prefix,
             },
             reply_locators,
+            groups,
             writer_guid,
           );
 
@@ -1504,11 +1508,18 @@ impl Reader {
     acknack: AckNack,
     info_dst: InfoDestination,
     dst_locator_list: &[Locator],
+    groups: &[Locator],
     destination_guid: GUID,
   ) {
     // Only a participant without security plugins has a batch (convoy change 61).
     if let Some(batch) = &self.reply_batch {
-      lock_batch(batch).push(info_dst.guid_prefix, dst_locator_list, acknack, flags);
+      lock_batch(batch).push(
+        info_dst.guid_prefix,
+        dst_locator_list,
+        groups,
+        acknack,
+        flags,
+      );
       return;
     }
     let infodst_flags =
@@ -1608,6 +1619,7 @@ impl Reader {
         guid_prefix: remote_writer_guid.prefix,
       },
       unicast_locator_list,
+      &[],
       *remote_writer_guid,
     );
   }

@@ -23,6 +23,17 @@
 //! its state to that same participant: the answer needed a datagram of its own.
 //! The batch is shared between the event loop (its readers queue, it flushes)
 //! and the writers' pushing threads.
+//!
+//! convoy change 74: ACKNACKs ride to a multicast group. Where the writer's
+//! participant listens on a multicast group this participant pushes samples
+//! to (each lockstep agent pushes its state to the group every frame), a plain
+//! acknowledgement waits for the next of those pushes, up to twice the gap
+//! between the last two (`GROUP_RIDE_HOLD_MAX` at most), and rides in it with
+//! every other one waiting for that group: each behind an INFO_DST naming its
+//! writer's participant, which the other members skip. A 64-agent lockstep
+//! agent answered 63 state writers, each every eighth frame, with a datagram
+//! of its own. What is still waiting when its hold runs out leaves in one
+//! datagram to the group when there are several, unicast when there is one.
 
 use std::{
   collections::HashMap,
@@ -38,7 +49,7 @@ use speedy::Endianness;
 use crate::{
   messages::{header::Header, submessages::submessages::*},
   network::udp_sender::UDPSender,
-  rtps::{message::RTPS_MESSAGE_HEADER_SIZE, Message},
+  rtps::{constant::MULTICAST_DATAGRAM_MAX, message::RTPS_MESSAGE_HEADER_SIZE, Message},
   structure::{guid::GuidPrefix, locator::Locator},
 };
 
@@ -65,6 +76,13 @@ const INFO_DST_BYTES: usize = 16;
 /// twenty of them, well inside any path MTU.
 const BATCH_BYTES: usize = 1200;
 
+/// change 74: the longest a plain acknowledgement waits for a sample this
+/// participant pushes to the group its writer listens on. Twice the gap
+/// between pushes, so a 2-core lockstep at a few frames a second still rides;
+/// below the writer's slowest periodic HEARTBEAT (1 s), so the writer does not
+/// ask again meanwhile.
+const GROUP_RIDE_HOLD_MAX: Duration = Duration::from_millis(500);
+
 #[derive(Debug)]
 struct PendingReplies {
   destination: GuidPrefix,
@@ -73,6 +91,17 @@ struct PendingReplies {
   bytes: usize,
   /// When these must leave if nothing took them along before.
   due: Instant,
+  /// change 74: they wait for a sample pushed to this multicast group, where
+  /// the destination listens too.
+  group: Option<SocketAddr>,
+}
+
+/// change 74: when this participant last pushed a sample to a multicast group,
+/// and the gap before that push.
+#[derive(Debug, Clone, Copy)]
+struct GroupPushes {
+  last: Instant,
+  gap: Option<Duration>,
 }
 
 /// The ACKNACKs a participant's readers produced in this pass, not sent yet.
@@ -87,6 +116,8 @@ pub(crate) struct ReplyBatch {
   /// change 52: when this participant last pushed a sample to each
   /// destination.
   rides: HashMap<SocketAddr, Instant>,
+  /// change 74: the multicast groups this participant pushes samples to.
+  group_pushes: HashMap<SocketAddr, GroupPushes>,
 }
 
 impl ReplyBatch {
@@ -96,14 +127,17 @@ impl ReplyBatch {
       ride_hold,
       pending: Vec::new(),
       rides: HashMap::new(),
+      group_pushes: HashMap::new(),
     }
   }
 
-  /// Queues `acknack` for `destination` at `locators`.
+  /// Queues `acknack` for `destination` at `locators`; `groups`: the
+  /// multicast locators where the destination listens as well (change 74).
   pub(crate) fn push(
     &mut self,
     destination: GuidPrefix,
     locators: &[Locator],
+    groups: &[Locator],
     acknack: AckNack,
     flags: BitFlags<ACKNACK_Flags>,
   ) {
@@ -111,12 +145,18 @@ impl ReplyBatch {
     // A NACK (something missing) or an ACKNACK that asks for a HEARTBEAT (no
     // final flag) starts a repair: it waits for nothing but the end of the pass.
     // A plain acknowledgement waits out the hold, or the ride hold when samples
-    // go to its destination (change 52): the next one takes it along.
+    // go to its destination (change 52): the next one takes it along; or the
+    // group's hold when samples go to a group the destination listens on
+    // (change 74).
     let urgent = !acknack.reader_sn_state.is_empty() || !flags.contains(ACKNACK_Flags::Final);
+    let mut riding_group = None;
     let due = if urgent {
       now
     } else if self.rides_to(locators, now) {
       now + self.ride_hold.max(self.hold)
+    } else if let Some((group, hold)) = self.group_ride(groups, now) {
+      riding_group = Some(group);
+      now + hold.max(self.hold)
     } else {
       now + self.hold
     };
@@ -128,8 +168,15 @@ impl ReplyBatch {
       }) {
         pending.bytes = pending.bytes + size - (4 + older.0.len_serialized());
         // change 52: the writer asked again while our answer waited for a
-        // ride: it is waiting for it (a full window); it leaves now.
-        pending.due = now;
+        // ride: it is waiting for it (a full window); it leaves now. change
+        // 73: not one waiting for a group's next sample, which comes within
+        // two gaps: a writer to a group asks on every sample past half its
+        // window, and ours crossed its next one.
+        pending.due = if riding_group.is_some() && pending.group == riding_group {
+          pending.due.min(due)
+        } else {
+          now
+        };
         *older = (acknack, flags);
         return;
       }
@@ -142,6 +189,9 @@ impl ReplyBatch {
       Some(pending) => {
         pending.bytes += size;
         pending.due = pending.due.min(due);
+        if riding_group.is_some() {
+          pending.group = riding_group;
+        }
         pending.acknacks.push((acknack, flags));
       }
       None => self.pending.push(PendingReplies {
@@ -150,8 +200,30 @@ impl ReplyBatch {
         acknacks: vec![(acknack, flags)],
         bytes: size,
         due,
+        group: riding_group,
       }),
     }
+  }
+
+  /// change 74: the first of `groups` this participant pushes samples to
+  /// regularly, and how long a plain acknowledgement may wait for its next one.
+  fn group_ride(&self, groups: &[Locator], now: Instant) -> Option<(SocketAddr, Duration)> {
+    if self.ride_hold.is_zero() {
+      return None;
+    }
+    groups
+      .iter()
+      .filter(|l| l.is_udp())
+      .map(|l| SocketAddr::from(*l))
+      .filter(|group| group.ip().is_multicast())
+      .find_map(|group| {
+        let pushes = self.group_pushes.get(&group)?;
+        let hold = (pushes.gap? * 2)
+          .min(GROUP_RIDE_HOLD_MAX)
+          .max(self.ride_hold);
+        // Still pushing: the last push came within the hold.
+        (now.saturating_duration_since(pushes.last) <= hold).then_some((group, hold))
+      })
   }
 
   /// change 52: this participant pushed a sample to the one unicast locator in
@@ -185,6 +257,7 @@ impl ReplyBatch {
   /// Sends what is due by `now`: one datagram per destination and locator
   /// list; what may still wait for a sample to ride with stays.
   pub(crate) fn flush(&mut self, sender: &UDPSender, own_prefix: GuidPrefix, now: Instant) {
+    self.flush_to_groups(sender, own_prefix, now);
     let mut index = 0;
     while index < self.pending.len() {
       if self.pending[index].due > now {
@@ -200,11 +273,91 @@ impl ReplyBatch {
     }
   }
 
+  /// change 74: what is due and waited for a group leaves in datagrams to that
+  /// group, where there are several for it (one destination: unicast, by the
+  /// plain flush).
+  fn flush_to_groups(&mut self, sender: &UDPSender, own_prefix: GuidPrefix, now: Instant) {
+    let mut groups: Vec<SocketAddr> = self
+      .pending
+      .iter()
+      .filter(|p| p.due <= now)
+      .filter_map(|p| p.group)
+      .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    for group in groups {
+      let due_here = |p: &PendingReplies| p.due <= now && p.group == Some(group);
+      if self.pending.iter().filter(|p| due_here(p)).count() < 2 {
+        continue;
+      }
+      loop {
+        let room = MULTICAST_DATAGRAM_MAX - RTPS_MESSAGE_HEADER_SIZE;
+        let Some(submessages) = self.take_for_group(group, room, |p| p.due <= now) else {
+          break;
+        };
+        let mut message =
+          match Message::new(Header::new(own_prefix)).write_to_vec_fast(Endianness::LittleEndian) {
+            Ok(header) => header,
+            Err(e) => {
+              error!("Failed to serialize an RTPS header: {e:?}");
+              break;
+            }
+          };
+        message.extend_from_slice(&submessages);
+        sender.send_to_locator(&message, &Locator::from(group));
+      }
+    }
+  }
+
+  /// change 74: takes out the ACKNACKs waiting for `group` that `which`
+  /// accepts, as submessages (an INFO_DST before each destination's) within
+  /// `room` bytes; None if none fit.
+  fn take_for_group(
+    &mut self,
+    group: SocketAddr,
+    room: usize,
+    which: impl Fn(&PendingReplies) -> bool,
+  ) -> Option<Vec<u8>> {
+    let mut submessages = Vec::new();
+    let mut index = 0;
+    while index < self.pending.len() {
+      let pending = &self.pending[index];
+      if pending.group != Some(group)
+        || !which(pending)
+        || submessages.len() + INFO_DST_BYTES + pending.bytes > room
+      {
+        index += 1;
+        continue;
+      }
+      let pending = self.pending.swap_remove(index);
+      match pending.message(GuidPrefix::UNKNOWN) {
+        Ok(bytes) => submessages.extend_from_slice(&bytes[RTPS_MESSAGE_HEADER_SIZE..]),
+        Err(e) => error!("Failed to serialize ACKNACKs: {e:?}"),
+      }
+    }
+    (!submessages.is_empty()).then_some(submessages)
+  }
+
   /// change 52: a sample is being pushed to `dest`: takes out the ACKNACKs
   /// queued for whoever listens there alone (one unicast locator), serialized
   /// as submessages (INFO_DST first) to append to its datagram, if they fit in
-  /// `room` bytes.
+  /// `room` bytes. change 74: `dest` a multicast group: every ACKNACK waiting
+  /// for it that fits.
   pub(crate) fn take_riding(&mut self, dest: SocketAddr, room: usize) -> Option<Vec<u8>> {
+    if dest.ip().is_multicast() {
+      if self.ride_hold.is_zero() {
+        return None;
+      }
+      let now = Instant::now();
+      let gap = self
+        .group_pushes
+        .get(&dest)
+        .map(|p| now.saturating_duration_since(p.last));
+      self
+        .group_pushes
+        .insert(dest, GroupPushes { last: now, gap });
+      return self.take_for_group(dest, room, |_| true);
+    }
     if !self.ride_hold.is_zero() {
       let now = Instant::now();
       if self.rides.len() > MAX_RIDES {
@@ -291,11 +444,11 @@ mod tests {
       EntityId::SPDP_BUILTIN_PARTICIPANT_READER,
     );
     let w = EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER;
-    batch.push(a, &at(7000), ack(r1, w, 5, 1), FINAL);
-    batch.push(a, &at(7000), ack(r2, w, 3, 1), FINAL);
-    batch.push(b, &at(7001), ack(r1, w, 9, 1), FINAL);
+    batch.push(a, &at(7000), &[], ack(r1, w, 5, 1), FINAL);
+    batch.push(a, &at(7000), &[], ack(r2, w, 3, 1), FINAL);
+    batch.push(b, &at(7001), &[], ack(r1, w, 9, 1), FINAL);
     // A newer answer of r1 to the same writer at `a` replaces the older one.
-    batch.push(a, &at(7000), ack(r1, w, 6, 2), FINAL);
+    batch.push(a, &at(7000), &[], ack(r1, w, 6, 2), FINAL);
     assert_eq!(batch.pending.len(), 2);
     let to_a = &batch.pending[0];
     assert_eq!(to_a.acknacks.len(), 2);
@@ -314,7 +467,7 @@ mod tests {
     let dest = GuidPrefix::new(&[1; 12]);
     let mut batch = ReplyBatch::new(Duration::from_millis(50), Duration::ZERO);
     assert_eq!(batch.due_in(Instant::now()), None);
-    batch.push(dest, &at(7000), ack(r, w, 5, 1), FINAL);
+    batch.push(dest, &at(7000), &[], ack(r, w, 5, 1), FINAL);
     let wait = batch.due_in(Instant::now()).expect("queued");
     assert!(wait > Duration::from_millis(40), "{wait:?}");
     let mut missing = ack(r, w, 5, 2);
@@ -322,7 +475,7 @@ mod tests {
       SequenceNumber::new(5),
       &[SequenceNumber::new(5)].into(),
     );
-    batch.push(dest, &at(7001), missing, FINAL);
+    batch.push(dest, &at(7001), &[], missing, FINAL);
     assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
   }
 
@@ -335,6 +488,7 @@ mod tests {
       batch.push(
         dest,
         &at(7000),
+        &[],
         ack(reader, EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER, 1, 1),
         FINAL,
       );
@@ -373,8 +527,8 @@ mod tests {
     let dest = GuidPrefix::new(&[1; 12]);
     let here: SocketAddr = "127.0.0.1:7000".parse().unwrap();
     let mut batch = ReplyBatch::new(Duration::ZERO, Duration::ZERO);
-    batch.push(dest, &at(7000), ack(r, w, 5, 1), FINAL);
-    batch.push(dest, &at(7001), ack(r, w, 6, 1), FINAL);
+    batch.push(dest, &at(7000), &[], ack(r, w, 5, 1), FINAL);
+    batch.push(dest, &at(7001), &[], ack(r, w, 6, 1), FINAL);
     // Not where the sample goes, or no room: they stay.
     assert!(batch
       .take_riding("127.0.0.1:7002".parse().unwrap(), 1000)
@@ -401,7 +555,7 @@ mod tests {
     // them (a 20 ms hold failed once under a parallel build).
     let mut batch = ReplyBatch::new(Duration::ZERO, Duration::from_secs(10));
     // Nothing was pushed to 7000: due at the end of the pass.
-    batch.push(dest, &at(7000), ack(r, w, 5, 1), FINAL);
+    batch.push(dest, &at(7000), &[], ack(r, w, 5, 1), FINAL);
     assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
     let sender = UDPSender::new(0).unwrap();
     batch.flush(&sender, GuidPrefix::new(&[2; 12]), Instant::now());
@@ -410,7 +564,7 @@ mod tests {
     assert!(batch
       .take_riding("127.0.0.1:7000".parse().unwrap(), 1000)
       .is_none());
-    batch.push(dest, &at(7000), ack(r, w, 6, 2), FINAL);
+    batch.push(dest, &at(7000), &[], ack(r, w, 6, 2), FINAL);
     let wait = batch.due_in(Instant::now()).expect("queued");
     assert!(wait > Duration::from_secs(5), "{wait:?}");
     // A flush now leaves it queued; a NACK to another locator goes at once.
@@ -421,7 +575,7 @@ mod tests {
       SequenceNumber::new(5),
       &[SequenceNumber::new(5)].into(),
     );
-    batch.push(dest, &at(7001), missing, FINAL);
+    batch.push(dest, &at(7001), &[], missing, FINAL);
     assert_eq!(
       batch.due_in(Instant::now()),
       Some(Duration::ZERO),
@@ -430,7 +584,70 @@ mod tests {
     batch.flush(&sender, GuidPrefix::new(&[2; 12]), Instant::now());
     assert!(batch.due_in(Instant::now()).expect("still held") > Duration::from_secs(5));
     // The writer asks again while the answer waits: it leaves at once.
-    batch.push(dest, &at(7000), ack(r, w, 7, 4), FINAL);
+    batch.push(dest, &at(7000), &[], ack(r, w, 7, 4), FINAL);
     assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
+  }
+
+  #[test]
+  fn acknacks_for_a_group_ride_together_with_a_sample_pushed_there() {
+    let w = EntityId::new([0, 0, 9], EntityKind::WRITER_WITH_KEY_USER_DEFINED);
+    let r = EntityId::new([0, 0, 2], EntityKind::READER_WITH_KEY_USER_DEFINED);
+    let (a, b, c) = (
+      GuidPrefix::new(&[1; 12]),
+      GuidPrefix::new(&[2; 12]),
+      GuidPrefix::new(&[3; 12]),
+    );
+    let group: SocketAddr = "239.255.0.1:7401".parse().unwrap();
+    let in_group = &[Locator::from(group)];
+    // A destination listening on two groups, one this participant pushes to.
+    let discovery_group: SocketAddr = "239.255.0.1:7400".parse().unwrap();
+    let in_both = &[Locator::from(discovery_group), Locator::from(group)];
+    // A long ride hold, so that a loaded machine still sees them held.
+    let mut batch = ReplyBatch::new(Duration::ZERO, Duration::from_secs(10));
+    // Nothing was pushed to the group yet: nothing waits for it.
+    batch.push(a, &at(7000), in_group, ack(r, w, 5, 1), FINAL);
+    assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
+    assert!(
+      batch.take_riding(group, 1000).is_none(),
+      "not waiting for it"
+    );
+    assert!(batch.take_riding(group, 1000).is_none());
+    let sender = UDPSender::new(0).unwrap();
+    batch.flush(&sender, c, Instant::now());
+    assert_eq!(batch.due_in(Instant::now()), None);
+    // Two pushes to the group: plain acknowledgements to its members wait.
+    batch.push(a, &at(7000), in_group, ack(r, w, 6, 2), FINAL);
+    batch.push(b, &at(7001), in_both, ack(r, w, 7, 1), FINAL);
+    assert!(batch.due_in(Instant::now()).expect("queued") > Duration::from_secs(5));
+    // The writer asks again: the answer still waits for the group's sample.
+    batch.push(a, &at(7000), in_group, ack(r, w, 7, 3), FINAL);
+    assert!(batch.due_in(Instant::now()).expect("queued") > Duration::from_secs(5));
+    // One to a participant outside the group does not wait.
+    batch.push(c, &at(7002), &[], ack(r, w, 1, 1), FINAL);
+    assert_eq!(batch.due_in(Instant::now()), Some(Duration::ZERO));
+    batch.flush(&sender, a, Instant::now());
+    // The next sample to the group takes both along, each after its INFO_DST.
+    let riding = batch.take_riding(group, 1000).expect("they ride");
+    assert!(batch.pending.is_empty());
+    let mut datagram = Message::new(Header::new(c))
+      .write_to_vec_fast(Endianness::LittleEndian)
+      .unwrap();
+    datagram.extend_from_slice(&riding);
+    assert_eq!(
+      submessage_kinds(&datagram),
+      ["INFO", "ACKNACK", "INFO", "ACKNACK"]
+    );
+    // Only what fits rides; the rest waits for the next one.
+    batch.push(a, &at(7000), in_group, ack(r, w, 8, 4), FINAL);
+    batch.push(b, &at(7001), in_group, ack(r, w, 8, 2), FINAL);
+    let one = INFO_DST_BYTES + batch.pending[0].bytes;
+    let riding = batch.take_riding(group, one).expect("one rides");
+    assert_eq!(riding.len(), one);
+    assert_eq!(batch.pending.len(), 1);
+    // Past the hold, what still waits leaves: several in one datagram to the
+    // group, one by unicast. Either way the batch is empty.
+    batch.push(a, &at(7000), in_group, ack(r, w, 9, 5), FINAL);
+    batch.flush(&sender, c, Instant::now() + Duration::from_secs(11));
+    assert!(batch.pending.is_empty());
   }
 }
