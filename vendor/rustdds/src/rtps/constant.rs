@@ -85,6 +85,12 @@ pub const MIN_MULTICAST_PARTICIPANTS: usize = 2;
 /// 65,000 bytes, but the group leaves through a network interface (1,500-byte
 /// Ethernet, 1,400 on some clouds): larger datagrams go to each reader as before.
 pub const MULTICAST_DATAGRAM_MAX: usize = 1_372;
+
+/// convoy change 74: the longest a reader's plain acknowledgement waits for a
+/// sample its participant pushes to a multicast group the writer listens on
+/// (`rtps::reply_batch`). Twice the gap between pushes, so a 2-core lockstep at
+/// a few frames a second still rides.
+pub const GROUP_RIDE_HOLD_MAX: std::time::Duration = std::time::Duration::from_millis(500);
 pub const HEARTBEAT_PERIOD_FAST: crate::structure::duration::Duration =
   crate::structure::duration::Duration::from_millis(100);
 
