@@ -2623,30 +2623,6 @@ impl Writer {
         } else {
           readers.into_iter().for_each(&mut send_to_reader);
         }
-        // convoy change 75: an SPDP announcement goes once to the groups of the
-        // readers held back, where nothing sent for the others reached them.
-        // When every reader had been heard by multicast, nothing went to the
-        // group, and every one of them got a unicast copy (with 65 participants
-        // on a host, 960 SPDP datagrams a second, 29% of a 64-agent lockstep's
-        // traffic). The SEDP writers keep their unicast copies: sent to the
-        // group instead, a reader joining late on another host lost two or
-        // three samples of its first match in 3 of 17 runs of the three-host
-        // launch test (cause not traced; none in 10 runs with SPDP alone).
-        let mut unreached: Vec<Locator> = Vec::new();
-        let held_back_to_group =
-          self.my_guid.entity_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER;
-        for reader in held_back.iter().filter(|_| held_back_to_group) {
-          if let Some(group) = reader.multicast_locator_list.iter().find(|l| l.is_udp()) {
-            if !multicast_sent.borrow().contains(group) && !unreached.contains(group) {
-              unreached.push(*group);
-            }
-          }
-        }
-        // (Built-in writers' messages only, which are small: as control traffic.)
-        for group in unreached {
-          self.udp_sender.send_to_locator(&buffer, &group);
-          multicast_sent.borrow_mut().push(group);
-        }
         let groups_reached = multicast_sent.take();
         let (covered, uncovered): (Vec<&RtpsReaderProxy>, Vec<&RtpsReaderProxy>) =
           held_back.into_iter().partition(|reader| {
