@@ -78,6 +78,12 @@ impl<T> WakeSender<T> {
     }
   }
 
+  /// convoy change 76: enqueues without waking the poll, for a thread that
+  /// drains the queue itself before it lets go of the participant.
+  pub(crate) fn try_send_quiet(&self, value: T) -> Result<(), mpsc::TrySendError<T>> {
+    self.tx.try_send(value)
+  }
+
   pub(crate) fn send(&self, value: T) -> Result<(), mpsc::SendError<T>> {
     match self.tx.send(value) {
       Ok(()) => {

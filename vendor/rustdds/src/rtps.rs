@@ -9,6 +9,7 @@ pub(crate) mod message_receiver;
 pub(crate) mod outbound;
 pub(crate) mod pacing;
 pub(crate) mod reader;
+pub(crate) mod receive_threads;
 pub(crate) mod reply_batch;
 pub(crate) mod spdp_repeats;
 pub(crate) mod spdp_batch;

@@ -271,6 +271,7 @@ pub fn participant(domain: u32, peers: Peers) -> Result<DomainParticipant, NodeE
         .fragment_size(transport.fragment_size)
         .max_unacked_bytes(transport.window)
         .application_thread_push(transport.fast_push)
+        .receive_threads(transport.receive_threads)
         .multicast_user_data(transport.multicast)
         .ack_batching(transport.ack_hold)
         .ack_ride_hold(transport.ack_ride_hold)

@@ -24,6 +24,11 @@ pub const WINDOW_ENV: &str = "CONVOY_WINDOW";
 /// Whether a writer sends a small sample from the thread that writes it: `on` (the default)
 /// or `off` (every sample goes through the node's DDS event loop; for comparisons).
 pub const FAST_PUSH_ENV: &str = "CONVOY_FAST_PUSH";
+/// Whether each node's user-traffic sockets are read by a thread each that blocks in the read
+/// and hands samples to the readers: `on` (the default) or `off` (the DDS event loop polls
+/// them with the discovery sockets; for comparisons). docs/TRANSPORT.md, "A thread per socket
+/// that blocks in the read".
+pub const RECEIVE_THREADS_ENV: &str = "CONVOY_RECEIVE_THREADS";
 /// Same-host shared memory for large samples (images, clouds): `on` (the default) or `off`
 /// (every sample over UDP, as to another host; for comparisons). docs/TRANSPORT.md, "Same-host
 /// shared memory for large samples".
@@ -88,6 +93,8 @@ pub struct TransportSettings {
     pub fragment_size: usize,
     pub window: Option<usize>,
     pub fast_push: bool,
+    /// User-traffic sockets read by blocking threads of their own.
+    pub receive_threads: bool,
     /// Large samples to same-host readers through shared memory.
     pub shm: bool,
     /// A sample for the readers of at least this many nodes once to their multicast group;
@@ -110,6 +117,7 @@ impl Default for TransportSettings {
             fragment_size: DEFAULT_FRAGMENT_SIZE,
             window: Some(DEFAULT_WINDOW),
             fast_push: true,
+            receive_threads: true,
             shm: true,
             multicast: Some(rustdds::DEFAULT_MULTICAST_PARTICIPANTS),
             ack_hold: Some(DEFAULT_ACK_HOLD),
@@ -153,18 +161,13 @@ impl TransportSettings {
             };
         }
         if let Some(v) = lookup(FAST_PUSH_ENV) {
-            settings.fast_push = match v.trim().to_ascii_lowercase().as_str() {
-                "on" => true,
-                "off" => false,
-                _ => return Err(error(FAST_PUSH_ENV, &v, "expected on or off")),
-            };
+            settings.fast_push = on_off(FAST_PUSH_ENV, &v)?;
+        }
+        if let Some(v) = lookup(RECEIVE_THREADS_ENV) {
+            settings.receive_threads = on_off(RECEIVE_THREADS_ENV, &v)?;
         }
         if let Some(v) = lookup(SHM_ENV) {
-            settings.shm = match v.trim().to_ascii_lowercase().as_str() {
-                "on" => true,
-                "off" => false,
-                _ => return Err(error(SHM_ENV, &v, "expected on or off")),
-            };
+            settings.shm = on_off(SHM_ENV, &v)?;
         }
         if let Some(v) = lookup(MULTICAST_ENV) {
             settings.multicast = match v.trim().to_ascii_lowercase().as_str() {
@@ -193,6 +196,15 @@ impl TransportSettings {
             settings.link = parse_link(&v)?;
         }
         Ok(settings)
+    }
+}
+
+/// A switch: `on` or `off`, any case.
+fn on_off(var: &'static str, value: &str) -> Result<bool, TransportError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(error(var, value, "expected on or off")),
     }
 }
 
@@ -460,7 +472,7 @@ mod tests {
         assert_eq!(s.writer_pacing, None);
         assert_eq!((s.max_datagram, s.fragment_size), (65_000, 1280));
         assert_eq!(s.window, Some(8 * 1024 * 1024));
-        assert!(s.fast_push);
+        assert!(s.fast_push && s.receive_threads);
         assert!(s.shm);
         assert!(!settings(&[(SHM_ENV, "off")]).expect("shm off").shm);
         assert!(settings(&[(SHM_ENV, "maybe")]).is_err());
@@ -485,6 +497,7 @@ mod tests {
             (FRAGMENT_SIZE_ENV, "8KiB"),
             (WINDOW_ENV, "off"),
             (FAST_PUSH_ENV, "off"),
+            (RECEIVE_THREADS_ENV, "off"),
         ])
         .expect("valid");
         assert_eq!(s.peers.len(), 2);
@@ -497,6 +510,7 @@ mod tests {
         assert_eq!((s.max_datagram, s.fragment_size), (1400, 8192));
         assert_eq!(s.window, None);
         assert!(!s.fast_push);
+        assert!(!s.receive_threads);
     }
 
     #[test]

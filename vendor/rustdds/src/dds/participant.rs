@@ -216,6 +216,14 @@ impl DomainParticipantBuilder {
     self
   }
 
+  /// Whether each user-traffic socket is read by a thread of its own that
+  /// blocks in the read (convoy change 76; default true, Linux only). False:
+  /// the event loop polls those sockets with the discovery ones.
+  pub fn receive_threads(mut self, on: bool) -> Self {
+    self.transport.receive_threads = on;
+    self
+  }
+
   /// Serialized-payload bytes per DATAFRAG fragment (convoy change 9; default
   /// 1280, one fragment per 1500-byte datagram). Clamped to 256..=60,000.
   pub fn fragment_size(mut self, bytes: usize) -> Self {

@@ -486,6 +486,39 @@ impl UDPListener {
     }
   }
 
+  /// convoy change 76: makes the socket block in the read, for a thread of its
+  /// own (`network::batch_receive`); the event loop no longer polls it.
+  #[cfg(target_os = "linux")]
+  pub(crate) fn set_blocking(&self) -> io::Result<()> {
+    socket2::SockRef::from(&self.socket).set_nonblocking(false)
+  }
+
+  /// convoy change 76: blocks until a datagram comes, then appends it and what
+  /// else was queued to `out` (one `recvmmsg`).
+  #[cfg(target_os = "linux")]
+  pub(crate) fn receive_batch(
+    &self,
+    batch: &mut crate::network::batch_receive::BatchReceiver,
+    out: &mut Vec<(Bytes, PacketOrigin)>,
+  ) -> io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    batch.receive(
+      self.socket.as_raw_fd(),
+      self.multicast_group.is_some(),
+      &self.ifindex_map,
+      out,
+    )
+  }
+
+  /// convoy change 76: ends a read blocked in this socket (`shutdown(SHUT_RD)`;
+  /// Linux wakes the reader although an unconnected socket answers ENOTCONN).
+  #[cfg(target_os = "linux")]
+  pub(crate) fn wake_blocked_reader(&self) {
+    use std::os::unix::io::AsRawFd;
+    // Safe: the socket is open while self lives.
+    unsafe { nix::libc::shutdown(self.socket.as_raw_fd(), nix::libc::SHUT_RD) };
+  }
+
   #[cfg(test)] // normally done in .drop()
   pub fn leave_multicast(&self, address: &Ipv4Addr) -> io::Result<()> {
     if address.is_multicast() {

@@ -7,6 +7,7 @@ use std::{
   time::{Duration, Instant},
 };
 
+use bytes::Bytes;
 use chrono::Utc;
 use log::{debug, error, info, trace, warn};
 use mio1::{Events, Interest, Poll, Token};
@@ -26,7 +27,7 @@ use crate::{
   network::{
     constant::SPDP_LOCALHOST_PEER_COUNT,
     link_emulation::LinkEmulator,
-    udp_listener::UDPListener,
+    udp_listener::{PacketOrigin, UDPListener},
     udp_sender::UDPSender,
     util::{local_interface_table, localhost_spdp_peer_locators, IfAddr},
   },
@@ -41,6 +42,7 @@ use crate::{
     outbound::SocketId,
     pacing::{Pacer, TokenBucket, TransportTuning},
     reader::{Reader, ReaderIngredients},
+    receive_threads::{ReceiveThreads, SharedLoop},
     reply_batch::{lock_batch, ReplyBatch, SharedReplyBatch},
     rtps_reader_proxy::RtpsReaderProxy,
     rtps_writer_proxy::RtpsWriterProxy,
@@ -81,7 +83,14 @@ pub(crate) enum EventLoopCommand {
 
 pub struct DPEventLoop {
   domain_info: DomainInfo,
-  poll: Poll,
+  // The loop's poll, taken out by `event_loop` (it waits on it without the
+  // participant's lock, change 76); `registry` stays for (de)registrations.
+  poll: Option<Poll>,
+  registry: mio1::Registry,
+  // convoy change 76: when the event loop, asleep in its poll, wakes by
+  // itself; None while it is awake. A receiving thread that leaves something
+  // due sooner wakes it.
+  loop_wakes_at: Option<Instant>,
   dds_cache: Arc<RwLock<DDSCache>>,
   discovery_db: Arc<RwLock<DiscoveryDB>>,
   udp_listeners: HashMap<Token, UDPListener>,
@@ -325,9 +334,15 @@ impl DPEventLoop {
     );
     message_receiver.stop_spdp_repeats(Arc::clone(&discovery_db));
 
+    let registry = try_init!(
+      poll.registry().try_clone(),
+      "Unable to clone the poll's registry"
+    );
     Ok(Self {
       domain_info,
-      poll,
+      poll: Some(poll),
+      registry,
+      loop_wakes_at: None,
       dds_cache,
       discovery_db,
       udp_listeners,
@@ -367,18 +382,22 @@ impl DPEventLoop {
     })
   }
 
-  pub fn event_loop(self) {
+  pub fn event_loop(mut self) {
+    let Some(poll) = self.poll.take() else {
+      error!("dp_event_loop started twice");
+      return;
+    };
+    let mut poll = poll;
     let mut events = Events::with_capacity(16); // too small capacity just delays events to next poll
 
     let mut poll_alive = Instant::now();
-    let mut ev_wrapper = self;
     let mut preparing_to_stop = false;
 
-    if let Err(e) = ev_wrapper.waker.install(&ev_wrapper.poll, LOOP_WAKE_TOKEN) {
+    if let Err(e) = self.waker.install(&poll, LOOP_WAKE_TOKEN) {
       error!("dp_event_loop failed to install waker: {e}");
       return;
     }
-    let precise_timer = PreciseTimer::new(&ev_wrapper.poll);
+    let precise_timer = PreciseTimer::new(&poll);
 
     // Endpoint removals are collected during a wake and applied only after
     // ready-queue commands from that same wake have been dispatched.
@@ -386,7 +405,7 @@ impl DPEventLoop {
     let mut writers_to_remove: Vec<GUID> = Vec::new();
 
     // Anything enqueued before the waker existed would not have woken us.
-    if ev_wrapper.drain_queues(
+    if self.drain_queues(
       &mut readers_to_remove,
       &mut writers_to_remove,
       &mut preparing_to_stop,
@@ -394,35 +413,54 @@ impl DPEventLoop {
       return;
     }
     for reader_guid in readers_to_remove.drain(..) {
-      ev_wrapper.remove_local_reader(reader_guid);
+      self.remove_local_reader(reader_guid);
     }
     for writer_guid in writers_to_remove.drain(..) {
-      ev_wrapper.remove_local_writer(&writer_guid);
+      self.remove_local_writer(&writer_guid);
     }
+
+    // convoy change 76: the user-traffic sockets get a thread each, and from
+    // now on this loop and those threads take turns at the participant.
+    let receive_listeners = self.take_receive_thread_listeners();
+    let participant_id = self.domain_info.participant_id;
+    let shared = SharedLoop::new(self);
+    let receive_threads = ReceiveThreads::start(&shared, receive_listeners, participant_id);
 
     // loop starts here
     loop {
-      // convoy change 42: routes follow what the last pass observed.
-      ev_wrapper.refresh_changed_routes();
-      // convoy change 41: the ACKNACKs of the last pass leave before the wait,
-      // or once their hold is over.
-      let reply_batch_due = ev_wrapper.flush_reply_batch();
-      // The poll wakes for a socket, the shared waker, or the sooner of the next
-      // deadline and the outbound fallback. Non-unix has no write-readiness
-      // registration, so a short cap flushes queued sends.
-      let idle_cap = if cfg!(unix) || !ev_wrapper.has_pending_outbound() {
-        Duration::from_millis(2000)
-      } else {
-        Duration::from_millis(2)
+      let poll_timeout = {
+        let mut guard = shared.lock();
+        let ev_wrapper = guard.get_mut();
+        // Taken before the timeouts below are measured, so that the loop's
+        // wake-up time is never later than the deadline it waits for.
+        let before = Instant::now();
+        // convoy change 42: routes follow what the last pass observed.
+        ev_wrapper.refresh_changed_routes();
+        // convoy change 41: the ACKNACKs of the last pass leave before the wait,
+        // or once their hold is over.
+        let reply_batch_due = ev_wrapper.flush_reply_batch();
+        // The poll wakes for a socket, the shared waker, or the sooner of the next
+        // deadline and the outbound fallback. Non-unix has no write-readiness
+        // registration, so a short cap flushes queued sends.
+        let idle_cap = if cfg!(unix) || !ev_wrapper.has_pending_outbound() {
+          Duration::from_millis(2000)
+        } else {
+          Duration::from_millis(2)
+        };
+        let mut poll_timeout =
+          timeout_until(ev_wrapper.shared_timer.borrow().next_deadline(), idle_cap);
+        if let Some(due) = reply_batch_due {
+          poll_timeout = poll_timeout.min(due);
+        }
+        if let Some(until) = ev_wrapper.spdp_batch.deadline() {
+          poll_timeout = poll_timeout.min(until.saturating_duration_since(Instant::now()));
+        }
+        // change 76: a receiving thread that sets something due sooner than
+        // this wakes the loop.
+        ev_wrapper.loop_wakes_at = Some(before + poll_timeout);
+        poll_timeout
       };
-      let mut poll_timeout =
-        timeout_until(ev_wrapper.shared_timer.borrow().next_deadline(), idle_cap);
-      if let Some(due) = reply_batch_due {
-        poll_timeout = poll_timeout.min(due);
-      }
-      if let Some(until) = ev_wrapper.spdp_batch.deadline() {
-        poll_timeout = poll_timeout.min(until.saturating_duration_since(Instant::now()));
-      }
+      let mut poll_timeout = poll_timeout;
       // convoy change 8: epoll waits whole milliseconds (mio rounds up), too
       // coarse for pacing waits of a few hundred microseconds. A deadline under
       // a millisecond away arms the timerfd, whose expiry wakes the poll
@@ -437,7 +475,7 @@ impl DPEventLoop {
           }
         }
       }
-      match ev_wrapper.poll.poll(&mut events, Some(poll_timeout)) {
+      match poll.poll(&mut events, Some(poll_timeout)) {
         Ok(_) => {}
         // convoy change 24: a signal interrupted the wait (epoll_wait is never
         // restarted, e.g. after SIGSTOP/SIGCONT or any handled signal): wait again.
@@ -447,6 +485,10 @@ impl DPEventLoop {
           break;
         }
       }
+
+      let mut guard = shared.lock();
+      let ev_wrapper = guard.get_mut();
+      ev_wrapper.loop_wakes_at = None;
 
       // liveness watchdog
       let now = Instant::now();
@@ -510,7 +552,7 @@ impl DPEventLoop {
         &mut writers_to_remove,
         &mut preparing_to_stop,
       ) {
-        return;
+        break;
       }
       // Removals wait until commands queued in this same wake have run.
       for reader_guid in readers_to_remove.drain(..) {
@@ -524,7 +566,71 @@ impl DPEventLoop {
       // write-readiness interest in sync with what is pending.
       ev_wrapper.service_outbound();
     } // loop
+    receive_threads.stop();
   } // fn
+
+  /// convoy change 76: the user-traffic listeners, out of the poll and
+  /// blocking, for a receiving thread each; none when the transport says so or
+  /// elsewhere than on Linux. A listener that cannot be switched stays polled.
+  fn take_receive_thread_listeners(&mut self) -> Vec<UDPListener> {
+    let mut taken = Vec::new();
+    if !cfg!(target_os = "linux") || !self.transport.receive_threads {
+      return taken;
+    }
+    #[cfg(target_os = "linux")]
+    for token in [USER_TRAFFIC_LISTENER_TOKEN, USER_TRAFFIC_MUL_LISTENER_TOKEN] {
+      let Some(mut listener) = self.udp_listeners.remove(&token) else {
+        continue;
+      };
+      if let Err(e) = self.registry.deregister(listener.mio_socket()) {
+        warn!("user traffic socket stays with the event loop: {e}");
+        self.udp_listeners.insert(token, listener);
+        continue;
+      }
+      if let Err(e) = listener.set_blocking() {
+        warn!("user traffic socket stays with the event loop: {e}");
+        if let Err(e) = self
+          .registry
+          .register(listener.mio_socket(), token, Interest::READABLE)
+        {
+          error!("user traffic socket lost: {e}");
+        }
+        self.udp_listeners.insert(token, listener);
+        continue;
+      }
+      taken.push(listener);
+    }
+    taken
+  }
+
+  /// convoy change 76: one pass of a receiving thread, holding the
+  /// participant: hands the datagrams to the readers, then does what the event
+  /// loop does after its reads (writers take the ACKNACKs, routes, the readers'
+  /// answers leave, blocked sends), and wakes the loop if the pass left
+  /// something due before the loop would wake by itself.
+  pub(crate) fn receive_pass(&mut self, datagrams: &mut Vec<(Bytes, PacketOrigin)>) {
+    self.message_receiver.set_quiet_acks(true);
+    for (packet, origin) in datagrams.drain(..) {
+      self
+        .message_receiver
+        .handle_received_packet(&packet, origin);
+    }
+    self.message_receiver.set_quiet_acks(false);
+    self.handle_writer_acknack_action();
+    self.refresh_changed_routes();
+    let reply_due = self.flush_reply_batch();
+    self.service_outbound();
+    if let Some(wakes_at) = self.loop_wakes_at {
+      let now = Instant::now();
+      let timer = self.shared_timer.borrow().next_deadline();
+      let replies = reply_due.map(|d| now + d);
+      // A loop whose wake-up time has come is waking anyway.
+      if wakes_at > now && [timer, replies].into_iter().flatten().any(|t| t < wakes_at) {
+        self.loop_wakes_at = None;
+        self.waker.wake();
+      }
+    }
+  }
 
   /// Reads the socket of `token` until it has nothing more (it is registered
   /// edge-triggered: a datagram left unread would raise no further event) and
@@ -572,17 +678,15 @@ impl DPEventLoop {
     };
     match self.spdp_batch.after_read(now, datagrams, only_repeats) {
       SocketInterest::PauseUntil(_) if !was_paused => {
-        if let Err(e) = self.poll.registry().deregister(listener.mio_socket()) {
+        if let Err(e) = self.registry.deregister(listener.mio_socket()) {
           // Still registered: it goes on waking the loop, as before this change.
           warn!("cannot pause the discovery multicast socket: {e}");
         }
       }
       SocketInterest::Listen if was_paused => {
-        if let Err(e) =
-          self
-            .poll
-            .registry()
-            .register(listener.mio_socket(), token, Interest::READABLE)
+        if let Err(e) = self
+          .registry
+          .register(listener.mio_socket(), token, Interest::READABLE)
         {
           // Read it at the end of every pause instead, rather than never.
           error!("cannot listen to the discovery multicast socket again: {e}");
@@ -816,7 +920,7 @@ impl DPEventLoop {
         (true, false) => {
           if let Some(fd) = self.udp_sender.socket_raw_fd(sid) {
             let mut source = SourceFd(&fd);
-            match self.poll.registry().register(
+            match self.registry.register(
               &mut source,
               sender_writable_token(sid),
               Interest::WRITABLE,
@@ -832,7 +936,7 @@ impl DPEventLoop {
         (false, true) => {
           if let Some(fd) = self.udp_sender.socket_raw_fd(sid) {
             let mut source = SourceFd(&fd);
-            let _ = self.poll.registry().deregister(&mut source);
+            let _ = self.registry.deregister(&mut source);
           }
           self.writable_armed.remove(&sid);
         }

@@ -118,6 +118,8 @@ pub(crate) struct MessageReceiver {
   // GuidPrefix sent in this channel needs to be RTPSMessage source_guid_prefix. Writer needs this
   // to locate RTPSReaderProxy if negative acknack.
   acknack_sender: WakeSender<(GuidPrefix, AckSubmessage)>,
+  // convoy change 76: ACKNACKs are queued without waking the event loop.
+  quiet_acks: bool,
   // We send notification of remote DomainParticipant liveness to Discovery to
   // bypass Reader, DDSCache, DatasampleCache, and DataReader, because these will drop
   // repeated messages with duplicate SequenceNumbers, but Discovery needs to see them.
@@ -238,6 +240,7 @@ impl MessageReceiver {
     Self {
       available_readers: BTreeMap::new(),
       acknack_sender,
+      quiet_acks: false,
       spdp_liveness_sender,
       spdp_repeats: SpdpRepeats::default(),
       malformed: MalformedLog::default(),
@@ -360,6 +363,31 @@ impl MessageReceiver {
 
   pub fn reader_mut(&mut self, reader_id: EntityId) -> Option<&mut Reader> {
     self.available_readers.get_mut(&reader_id)
+  }
+
+  /// Hands an ACKNACK or NACK_FRAG to the writers' side (the event loop's
+  /// queue). convoy change 76: a receiving thread drains that queue itself at
+  /// the end of its pass, so it enqueues without waking the event loop.
+  fn forward_ack(&self, ack: AckSubmessage) {
+    let item = (self.source_guid_prefix, ack);
+    let sent = if self.quiet_acks {
+      self.acknack_sender.try_send_quiet(item)
+    } else {
+      self.acknack_sender.try_send(item)
+    };
+    match sent {
+      Ok(()) => (),
+      Err(TrySendError::Full(_)) => {
+        info!("AckNack pipe full. Looks like I am very busy. Discarding submessage.");
+      }
+      Err(e) => warn!("AckNack pipe fail: {e:?}"),
+    }
+  }
+
+  /// convoy change 76: whether ACKNACKs are queued without waking the event
+  /// loop (see [`Self::forward_ack`]).
+  pub(crate) fn set_quiet_acks(&mut self, quiet: bool) {
+    self.quiet_acks = quiet;
   }
 
   pub fn handle_received_packet(&mut self, msg_bytes: &Bytes, origin: PacketOrigin) {
@@ -1055,16 +1083,7 @@ impl MessageReceiver {
       ReaderSubmessage::AckNack(acknack, _) => {
         // Note: This must not block, because the receiving end is the same thread,
         // i.e. blocking here is an instant deadlock.
-        match self
-          .acknack_sender
-          .try_send((self.source_guid_prefix, AckSubmessage::AckNack(acknack)))
-        {
-          Ok(_) => (),
-          Err(TrySendError::Full(_)) => {
-            info!("AckNack pipe full. Looks like I am very busy. Discarding submessage.");
-          }
-          Err(e) => warn!("AckNack pipe fail: {e:?}"),
-        }
+        self.forward_ack(AckSubmessage::AckNack(acknack));
       }
 
       ReaderSubmessage::NackFrag(nackfrag, _) => {
@@ -1072,16 +1091,7 @@ impl MessageReceiver {
         // same way AckNack is forwarded. The writer handles it via
         // `AckSubmessage::NackFrag` (scheduling repair-fragment sends). Must not
         // block: the receiving end is on this same thread.
-        match self
-          .acknack_sender
-          .try_send((self.source_guid_prefix, AckSubmessage::NackFrag(nackfrag)))
-        {
-          Ok(_) => (),
-          Err(TrySendError::Full(_)) => {
-            info!("NackFrag pipe full. Looks like I am very busy. Discarding submessage.");
-          }
-          Err(e) => warn!("NackFrag pipe fail: {e:?}"),
-        }
+        self.forward_ack(AckSubmessage::NackFrag(nackfrag));
       }
     }
   }

@@ -100,6 +100,11 @@ pub struct TransportTuning {
   /// when the group reaches readers in at least this many participants. None:
   /// never (once to each reader).
   pub multicast_user_data: Option<usize>,
+  /// convoy change 76: the user-traffic sockets are read by a thread each that
+  /// blocks in the read (`recvmmsg`) and hands samples to the readers itself;
+  /// the event loop keeps discovery, timers and commands. False: the event loop
+  /// polls them too, as before (and on systems other than Linux).
+  pub receive_threads: bool,
 }
 
 /// convoy change 52: the default [`TransportTuning::ack_ride_hold`]: longer
@@ -131,6 +136,7 @@ impl Default for TransportTuning {
       ack_hold: Some(std::time::Duration::ZERO),
       ack_ride_hold: DEFAULT_ACK_RIDE_HOLD,
       multicast_user_data: Some(DEFAULT_MULTICAST_PARTICIPANTS),
+      receive_threads: true,
     }
   }
 }
