@@ -6,7 +6,8 @@
 //! for the one datagram of a ping. A thread that blocks in `recvmmsg` with
 //! `MSG_WAITFORONE` makes one: the call sleeps until the first datagram comes
 //! and returns it together with whatever else is queued by then (up to
-//! [`BATCH`]), which is one pass of the receive loop.
+//! [`BATCH`]); only a full batch is followed by another call, which does not
+//! wait (`MSG_DONTWAIT`).
 //!
 //! Each datagram lands in a slot of its own, a [`BytesMut`] chunk as in
 //! `UDPListener::next_message`: the datagram is split off the chunk and frozen,
@@ -28,7 +29,7 @@ use crate::{
 };
 
 /// Datagrams one `recvmmsg` may return.
-pub(crate) const BATCH: usize = 8;
+pub(crate) const BATCH: usize = 16;
 /// The largest UDP datagram.
 const MAX_MESSAGE_SIZE: usize = 64 * 1024;
 /// A slot's chunk: several datagrams are split off one before it is replaced.
@@ -54,13 +55,14 @@ impl BatchReceiver {
     }
   }
 
-  /// Blocks until at least one datagram is in `fd` (a blocking socket), then
-  /// appends it and what else was queued to `out`, each with its origin.
-  /// `via_multicast` and `ifindex_map` fill in the origin as
-  /// `UDPListener::recv_one` does.
+  /// With `wait`, blocks until at least one datagram is in `fd` (a blocking
+  /// socket); without, returns at once. Appends what was queued (up to
+  /// [`BATCH`]) to `out`, each with its origin. `via_multicast` and
+  /// `ifindex_map` fill in the origin as `UDPListener::recv_one` does.
   pub(crate) fn receive(
     &mut self,
     fd: RawFd,
+    wait: bool,
     via_multicast: bool,
     ifindex_map: &HashMap<u32, InterfaceSelector>,
     out: &mut Vec<(Bytes, PacketOrigin)>,
@@ -92,17 +94,26 @@ impl BatchReceiver {
     // Safe: each header points at a live iovec over MAX_MESSAGE_SIZE bytes of
     // its slot's capacity, a sockaddr_storage and CMSG_ROOM control bytes, all
     // of which outlive the call.
+    let flags = if wait {
+      libc::MSG_WAITFORONE
+    } else {
+      libc::MSG_DONTWAIT
+    };
     let received = unsafe {
       libc::recvmmsg(
         fd,
         headers.as_mut_ptr(),
         BATCH as libc::c_uint,
-        libc::MSG_WAITFORONE as _,
+        flags as _,
         std::ptr::null_mut(),
       )
     };
     if received < 0 {
-      return Err(io::Error::last_os_error());
+      let e = io::Error::last_os_error();
+      if !wait && e.kind() == io::ErrorKind::WouldBlock {
+        return Ok(());
+      }
+      return Err(e);
     }
     for (i, header) in headers.iter().enumerate().take(received as usize) {
       let nbytes = (header.msg_len as usize).min(MAX_MESSAGE_SIZE);
@@ -207,7 +218,7 @@ mod tests {
     let mut out = Vec::new();
     while out.len() < 3 {
       batch
-        .receive(receiver.as_raw_fd(), false, &HashMap::new(), &mut out)
+        .receive(receiver.as_raw_fd(), true, false, &HashMap::new(), &mut out)
         .expect("receive");
     }
     let got: Vec<&[u8]> = out.iter().map(|(b, _)| b.as_ref()).collect();
@@ -226,7 +237,7 @@ mod tests {
     let reader = std::thread::spawn(move || {
       let mut batch = BatchReceiver::new();
       let mut out = Vec::new();
-      let result = batch.receive(fd, false, &HashMap::new(), &mut out);
+      let result = batch.receive(fd, true, false, &HashMap::new(), &mut out);
       (
         result.is_ok(),
         out.iter().map(|(b, _)| b.len()).sum::<usize>(),

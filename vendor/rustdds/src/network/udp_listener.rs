@@ -493,17 +493,19 @@ impl UDPListener {
     socket2::SockRef::from(&self.socket).set_nonblocking(false)
   }
 
-  /// convoy change 76: blocks until a datagram comes, then appends it and what
-  /// else was queued to `out` (one `recvmmsg`).
+  /// convoy change 76: appends what is queued to `out` (one `recvmmsg`); with
+  /// `wait`, first blocks until a datagram comes.
   #[cfg(target_os = "linux")]
   pub(crate) fn receive_batch(
     &self,
     batch: &mut crate::network::batch_receive::BatchReceiver,
+    wait: bool,
     out: &mut Vec<(Bytes, PacketOrigin)>,
   ) -> io::Result<()> {
     use std::os::unix::io::AsRawFd;
     batch.receive(
       self.socket.as_raw_fd(),
+      wait,
       self.multicast_group.is_some(),
       &self.ifindex_map,
       out,

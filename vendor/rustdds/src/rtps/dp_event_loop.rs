@@ -603,12 +603,10 @@ impl DPEventLoop {
     taken
   }
 
-  /// convoy change 76: one pass of a receiving thread, holding the
-  /// participant: hands the datagrams to the readers, then does what the event
-  /// loop does after its reads (writers take the ACKNACKs, routes, the readers'
-  /// answers leave, blocked sends), and wakes the loop if the pass left
-  /// something due before the loop would wake by itself.
-  pub(crate) fn receive_pass(&mut self, datagrams: &mut Vec<(Bytes, PacketOrigin)>) {
+  /// convoy change 76: a receiving thread, holding the participant, hands
+  /// datagrams to the readers. The ACKNACKs among them wait for
+  /// [`Self::end_receive_pass`] without waking the loop.
+  pub(crate) fn receive_datagrams(&mut self, datagrams: &mut Vec<(Bytes, PacketOrigin)>) {
     self.message_receiver.set_quiet_acks(true);
     for (packet, origin) in datagrams.drain(..) {
       self
@@ -616,6 +614,13 @@ impl DPEventLoop {
         .handle_received_packet(&packet, origin);
     }
     self.message_receiver.set_quiet_acks(false);
+  }
+
+  /// convoy change 76: the end of a receiving thread's pass does what the
+  /// event loop does after its reads (writers take the ACKNACKs, routes, the
+  /// readers' answers leave, blocked sends), and wakes the loop if the pass
+  /// left something due before the loop would wake by itself.
+  pub(crate) fn end_receive_pass(&mut self) {
     self.handle_writer_acknack_action();
     self.refresh_changed_routes();
     let reply_due = self.flush_reply_batch();

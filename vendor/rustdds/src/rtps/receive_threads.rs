@@ -133,7 +133,7 @@ fn receive(shared: &SharedLoop, listener: &UDPListener) {
   let mut datagrams = Vec::with_capacity(BATCH);
   let mut errors = 0u32;
   loop {
-    let read = listener.receive_batch(&mut batch, &mut datagrams);
+    let read = listener.receive_batch(&mut batch, true, &mut datagrams);
     if shared.stopping.load(Ordering::Acquire) {
       return;
     }
@@ -155,7 +155,24 @@ fn receive(shared: &SharedLoop, listener: &UDPListener) {
     if datagrams.is_empty() {
       continue;
     }
-    shared.lock().get_mut().receive_pass(&mut datagrams);
+    let mut guard = shared.lock();
+    let participant = guard.get_mut();
+    // A full batch may have left more in the socket: those join this pass
+    // (the readers' answers to all of them leave together at its end), as
+    // when the event loop read a socket until it was empty.
+    loop {
+      let full = datagrams.len() == BATCH;
+      participant.receive_datagrams(&mut datagrams);
+      if !full
+        || listener
+          .receive_batch(&mut batch, false, &mut datagrams)
+          .is_err()
+        || datagrams.is_empty()
+      {
+        break;
+      }
+    }
+    participant.end_receive_pass();
   }
 }
 
