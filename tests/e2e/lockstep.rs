@@ -13,7 +13,7 @@ use convoy_tests::files::{
 };
 use convoy_tests::{
     convoy_on, convoy_run, domain, lines_until, run_with_timeout, wait_for_line, wait_nodes_gone,
-    watchdog, workspace_bin, ChildGuard,
+    wait_until, watchdog, workspace_bin, ChildGuard,
 };
 
 const RUN_LIMIT: Duration = Duration::from_secs(240);
@@ -466,6 +466,7 @@ fn a_stopped_keep_all_reader_holds_the_lockstep_not_the_agent() {
     assert!(ok, "the quiet run failed:\n{out}\n{err}");
     wait_nodes_gone(d, Duration::from_secs(10));
 
+    let limit = Duration::from_secs(60);
     let mut echo = ChildGuard::spawn(
         "topic echo",
         convoy_on(d)
@@ -485,6 +486,24 @@ fn a_stopped_keep_all_reader_holds_the_lockstep_not_the_agent() {
         })
         .collect();
     let a_lines = agents[0].all_lines();
+    // The run takes about a second: it starts only once discovery shows a's state writer and
+    // the echo's reader (the echo's announcement reached the network, and a with it), or a
+    // slow echo could match only after the run's end and see no state at all.
+    wait_until(
+        "a's state writer and the echo's reader discovered",
+        limit,
+        || {
+            let (_, out, _) = run_with_timeout(
+                convoy_on(d)
+                    .env("CONVOY_QOS", &qos)
+                    .args(["topic", "list", "--wait", "1"]),
+                Duration::from_secs(30),
+            );
+            out.lines().any(|l| {
+                l.starts_with("convoy/agent/a/state ") && l.contains(" 1 writer, 1 reader")
+            })
+        },
+    );
     let stalled = scratch("keep_all_stalled.jsonl");
     let mut cmd = node_cmd("convoy-coordinator", &scenario, d);
     cmd.env("CONVOY_QOS", &qos)
@@ -494,7 +513,6 @@ fn a_stopped_keep_all_reader_holds_the_lockstep_not_the_agent() {
     let mut coordinator = ChildGuard::spawn("coordinator", &mut cmd);
     let coord_lines = coordinator.all_lines();
 
-    let limit = Duration::from_secs(60);
     wait_for_line(&echo_lines, limit, "a state of a at the echo", |_| true);
     let signal = |sig: libc::c_int| {
         // SAFETY: kill(2) on the echo's pid, which this test spawned and still holds.
