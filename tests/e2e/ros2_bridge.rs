@@ -146,11 +146,16 @@ fn check_sensor_output(out: &[Value], image_topic: &str) {
             "{topic}: only {} messages: {out:?}",
             got.len()
         );
+        assert!(
+            got.iter().any(|m| num(m, "stamp_ns") > 0.0),
+            "{topic}: every stamp is 0 (unset?): {got:?}"
+        );
         for m in &got {
             assert_eq!(m["frame_id"], frame_id, "{topic}: {m}");
             let stamp = num(m, "stamp_ns") as i64;
-            // Simulation time: whole frames of dt.
-            assert!(stamp > 0 && stamp % DT_NS == 0, "{topic}: stamp {stamp}");
+            // Simulation time: whole frames of dt. Frame 0 is time 0, and a probe that matched
+            // before the run's first frame gets that one too; an unset stamp is caught below.
+            assert!(stamp >= 0 && stamp % DT_NS == 0, "{topic}: stamp {stamp}");
             // Every frame's /clock arrives (reliable, real time): a stamp within the clock's
             // span is one of its times.
             if (first_clock..=last_clock).contains(&stamp) {

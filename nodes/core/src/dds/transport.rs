@@ -25,10 +25,9 @@ pub const WINDOW_ENV: &str = "CONVOY_WINDOW";
 /// or `off` (every sample goes through the node's DDS event loop; for comparisons).
 pub const FAST_PUSH_ENV: &str = "CONVOY_FAST_PUSH";
 /// Whether each node's user-traffic sockets are read by a thread each that blocks in the read
-/// and hands samples to the readers: `on`, or `off` (the default: the DDS event loop polls them
-/// with the discovery sockets) until a clean-clone suite run with it on that lost a late
-/// joiner's static transforms is explained. docs/TRANSPORT.md, "A thread per socket that
-/// blocks in the read".
+/// and hands samples to the readers: `on` (the default) or `off` (the DDS event loop polls
+/// them with the discovery sockets; for comparisons). docs/TRANSPORT.md, "A thread per socket
+/// that blocks in the read".
 pub const RECEIVE_THREADS_ENV: &str = "CONVOY_RECEIVE_THREADS";
 /// Same-host shared memory for large samples (images, clouds): `on` (the default) or `off`
 /// (every sample over UDP, as to another host; for comparisons). docs/TRANSPORT.md, "Same-host
@@ -118,7 +117,7 @@ impl Default for TransportSettings {
             fragment_size: DEFAULT_FRAGMENT_SIZE,
             window: Some(DEFAULT_WINDOW),
             fast_push: true,
-            receive_threads: false,
+            receive_threads: true,
             shm: true,
             multicast: Some(rustdds::DEFAULT_MULTICAST_PARTICIPANTS),
             ack_hold: Some(DEFAULT_ACK_HOLD),
@@ -473,7 +472,7 @@ mod tests {
         assert_eq!(s.writer_pacing, None);
         assert_eq!((s.max_datagram, s.fragment_size), (65_000, 1280));
         assert_eq!(s.window, Some(8 * 1024 * 1024));
-        assert!(s.fast_push && !s.receive_threads);
+        assert!(s.fast_push && s.receive_threads);
         assert!(s.shm);
         assert!(!settings(&[(SHM_ENV, "off")]).expect("shm off").shm);
         assert!(settings(&[(SHM_ENV, "maybe")]).is_err());
@@ -498,7 +497,7 @@ mod tests {
             (FRAGMENT_SIZE_ENV, "8KiB"),
             (WINDOW_ENV, "off"),
             (FAST_PUSH_ENV, "off"),
-            (RECEIVE_THREADS_ENV, "on"),
+            (RECEIVE_THREADS_ENV, "off"),
         ])
         .expect("valid");
         assert_eq!(s.peers.len(), 2);
@@ -511,7 +510,7 @@ mod tests {
         assert_eq!((s.max_datagram, s.fragment_size), (1400, 8192));
         assert_eq!(s.window, None);
         assert!(!s.fast_push);
-        assert!(s.receive_threads);
+        assert!(!s.receive_threads);
     }
 
     #[test]

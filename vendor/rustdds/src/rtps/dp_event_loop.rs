@@ -733,7 +733,7 @@ impl DPEventLoop {
     }
 
     self.handle_reader_action(readers_to_remove);
-    self.handle_writer_action(writers_to_remove);
+    let added_writers = self.handle_writer_action(writers_to_remove);
     self.handle_writer_acknack_action();
 
     while let Ok(dnt) = self.discovery_update_notification_receiver.try_recv() {
@@ -775,7 +775,18 @@ impl DPEventLoop {
         Reader::process_command,
       );
     }
-    let writer_ids = self.writer_ready.drain_unique();
+    let mut writer_ids = self.writer_ready.drain_unique();
+    // convoy change 77: a writer added in this pass runs once as if its
+    // doorbell rang. A sample written right after the writer was created can
+    // ring between an earlier pass's look at the add queue and its drain of the
+    // doorbells; that pass dropped the ring as from an unknown writer, and the
+    // sample (the bridge's one TRANSIENT_LOCAL /tf_static message) was never
+    // sent nor announced, so a late joiner never asked for it.
+    for eid in added_writers {
+      if !writer_ids.contains(&eid) {
+        writer_ids.push(eid);
+      }
+    }
     for eid in writer_ids {
       let (blocked, local_readers) = match self.writers.get_mut(&eid) {
         None => {
@@ -985,15 +996,20 @@ impl DPEventLoop {
     }
   }
 
-  fn handle_writer_action(&mut self, pending_removals: &mut Vec<GUID>) {
+  /// Adds the writers whose add arrived and collects removals; returns the
+  /// ids of the writers added.
+  fn handle_writer_action(&mut self, pending_removals: &mut Vec<GUID>) -> Vec<EntityId> {
+    let mut added = Vec::new();
     while let Ok(new_writer_ingredients) = self.add_writer_receiver.receiver.try_recv() {
       let guid = new_writer_ingredients.guid;
       self.add_local_writer(new_writer_ingredients);
       self.inform_discovery_about_new_local_endpoint(guid);
+      added.push(guid.entity_id);
     }
     while let Ok(writer_guid) = self.remove_writer_receiver.receiver.try_recv() {
       pending_removals.push(writer_guid);
     }
+    added
   }
 
   fn handle_writer_acknack_action(&mut self) {
@@ -2157,5 +2173,137 @@ mod locality_tests {
     assert!(!locality_allows(b"", ring_b));
     assert!(!locality_allows(net_a, ring_a));
     assert!(locality_allows(&[0xff, 0xfe], b""));
+  }
+}
+
+#[cfg(test)]
+mod doorbell_tests {
+  use std::time::Duration as StdDuration;
+
+  use super::*;
+  use crate::{
+    dds::{
+      ddsdata::DDSData, qos::QosPolicies, statusevents::sync_status_channel,
+      with_key::datawriter::WriteOptions,
+    },
+    messages::submessages::elements::serialized_payload::SerializedPayload,
+    polling::{ready_channel, wake_channel, wake_channel_unbounded, LoopWaker},
+    rtps::{
+      constant::DEFAULT_WRITER_MAX_SAMPLES,
+      writer_send_buffer::{Admission, WriterSendBuffer},
+    },
+    structure::{guid::EntityKind, sequence_number::SequenceNumber},
+    RepresentationIdentifier,
+  };
+
+  /// convoy change 77: the doorbell of a sample written right after its writer
+  /// was created may be drained before the writer's add arrives. The writer
+  /// still pushes the sample once its add is handled.
+  #[test]
+  fn a_sample_rung_before_its_writer_was_added_is_still_sent() {
+    let waker = LoopWaker::new();
+    let (_add_reader, add_reader_receiver) = wake_channel::<ReaderIngredients>(8, &waker);
+    let (_remove_reader, remove_reader_receiver) = wake_channel_unbounded::<GUID>(&waker);
+    let (add_writer, add_writer_receiver) = wake_channel::<WriterIngredients>(8, &waker);
+    let (_remove_writer, remove_writer_receiver) = wake_channel_unbounded::<GUID>(&waker);
+    let (_stop, stop_poll_receiver) = wake_channel_unbounded(&waker);
+    let (_discovery_updates, discovery_update_notification_receiver) = wake_channel(8, &waker);
+    let discovery_waker = LoopWaker::new();
+    let (discovery_command_sender, _discovery_commands) =
+      wake_channel_unbounded::<DiscoveryCommand>(&discovery_waker);
+    let (spdp_liveness_sender, _spdp_liveness) = wake_channel(8, &discovery_waker);
+    let (_reader_ready, reader_ready) = ready_channel(&waker);
+    let (writer_ready_tx, writer_ready) = ready_channel(&waker);
+    let (participant_status_sender, _participant_status) = sync_status_channel(16).unwrap();
+    let (discovery_db_event_sender, _discovery_db_events) = std::sync::mpsc::sync_channel(4);
+    let participant_guid = GUID::new_participant_guid();
+    let discovery_db = Arc::new(RwLock::new(DiscoveryDB::new(
+      participant_guid,
+      discovery_db_event_sender,
+      participant_status_sender.clone(),
+    )));
+    let mut event_loop = DPEventLoop::new(
+      DomainInfo {
+        domain_participant_guid: participant_guid,
+        domain_id: 0,
+        participant_id: 0,
+      },
+      Arc::new(RwLock::new(DDSCache::new())),
+      HashMap::new(),
+      discovery_db,
+      participant_guid.prefix,
+      TokenReceiverPair {
+        token: ADD_READER_TOKEN,
+        receiver: add_reader_receiver,
+      },
+      TokenReceiverPair {
+        token: REMOVE_READER_TOKEN,
+        receiver: remove_reader_receiver,
+      },
+      TokenReceiverPair {
+        token: ADD_WRITER_TOKEN,
+        receiver: add_writer_receiver,
+      },
+      TokenReceiverPair {
+        token: REMOVE_WRITER_TOKEN,
+        receiver: remove_writer_receiver,
+      },
+      stop_poll_receiver,
+      discovery_update_notification_receiver,
+      discovery_command_sender,
+      spdp_liveness_sender,
+      participant_status_sender,
+      None,
+      None,
+      0,
+      true,
+      TransportTuning::default(),
+      reader_ready,
+      writer_ready,
+      waker,
+    )
+    .expect("DPEventLoop::new");
+
+    let writer_id = EntityId::new([0, 0, 10], EntityKind::WRITER_NO_KEY_USER_DEFINED);
+    let guid = GUID::new(participant_guid.prefix, writer_id);
+    let send_buffer = WriterSendBuffer::new(
+      guid,
+      "rt/tf_static".to_string(),
+      true,
+      false,
+      false,
+      DEFAULT_WRITER_MAX_SAMPLES,
+      DEFAULT_WRITER_MAX_SAMPLES,
+      DEFAULT_WRITER_MAX_SAMPLES,
+    );
+    let data = DDSData::new(SerializedPayload::new(
+      RepresentationIdentifier::CDR_LE,
+      vec![0; 64],
+    ));
+    assert!(matches!(
+      send_buffer.admit_blocking(WriteOptions::default(), data, Some(StdDuration::ZERO)),
+      Admission::Admitted(_)
+    ));
+    let (status_sender, _status) = sync_status_channel(4).unwrap();
+
+    // The ring arrives first and is drained while the writer is unknown.
+    writer_ready_tx.notify(writer_id);
+    let (mut readers_gone, mut writers_gone, mut stopping) = (Vec::new(), Vec::new(), false);
+    assert!(!event_loop.drain_queues(&mut readers_gone, &mut writers_gone, &mut stopping));
+    // Then the add, and nothing rings again.
+    assert!(add_writer
+      .try_send(WriterIngredients {
+        guid,
+        send_buffer,
+        topic_name: "rt/tf_static".to_string(),
+        like_stateless: false,
+        qos_policies: QosPolicies::qos_none(),
+        status_sender,
+        security_plugins: None,
+      })
+      .is_ok());
+    assert!(!event_loop.drain_queues(&mut readers_gone, &mut writers_gone, &mut stopping));
+    let writer = event_loop.writers.get(&writer_id).expect("writer added");
+    assert_eq!(writer.last_sent(), SequenceNumber::new(1));
   }
 }

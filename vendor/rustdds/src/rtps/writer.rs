@@ -3092,6 +3092,12 @@ impl Writer {
     result
   }
 
+  /// The newest sample pushed to the readers (or past them: none matched).
+  #[cfg(test)]
+  pub(crate) fn last_sent(&self) -> SequenceNumber {
+    self.last_sent
+  }
+
   fn take_in_fast_pushes(&mut self, state: &FastPushState) {
     if state.last_sent <= self.last_sent {
       return;
