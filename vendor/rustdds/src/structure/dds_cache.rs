@@ -19,7 +19,13 @@ use crate::{
     typedesc::TypeDesc,
     CreateError, CreateResult,
   },
-  rtps::constant::{MAX_CACHED_BYTES_PER_TOPIC, MAX_WITHHELD_BYTES_PER_TOPIC},
+  rtps::constant::{
+    builtin_topic_names::{
+      DCPS_PUBLICATION, DCPS_PUBLICATIONS_SECURE, DCPS_SUBSCRIPTION, DCPS_SUBSCRIPTIONS_SECURE,
+      DCPS_TOPIC,
+    },
+    MAX_CACHED_BYTES_PER_TOPIC, MAX_WITHHELD_BYTES_PER_TOPIC,
+  },
   structure::{sequence_number::SequenceNumber, time::Timestamp},
   GUID,
 };
@@ -167,7 +173,22 @@ pub(crate) struct TopicCache {
   // convoy change 29: how far each local reliable DataReader of this topic has
   // taken each Writer's samples (a best-effort one makes it None: no tracking).
   taken: BTreeMap<GUID, Option<BTreeMap<GUID, SequenceNumber>>>,
+
+  // convoy change 78: a built-in discovery topic (SEDP) keeps every sample
+  // until each local reader took it, whatever the limits (see
+  // `remove_changes_before`).
+  keep_until_taken: bool,
 }
+
+/// convoy change 78: the built-in discovery topics whose samples announce
+/// endpoints (each one read once by discovery).
+const SEDP_TOPICS: [&str; 5] = [
+  DCPS_PUBLICATION,
+  DCPS_SUBSCRIPTION,
+  DCPS_TOPIC,
+  DCPS_PUBLICATIONS_SECURE,
+  DCPS_SUBSCRIPTIONS_SECURE,
+];
 
 impl TopicCache {
   pub fn new(topic_name: String, topic_data_type: TypeDesc, topic_qos: &QosPolicies) -> Self {
@@ -188,7 +209,9 @@ impl TopicCache {
       writer_restarts_total: 0,
       restarted_awaiting_data: BTreeSet::new(),
       taken: BTreeMap::new(),
+      keep_until_taken: false,
     };
+    new_self.keep_until_taken = SEDP_TOPICS.contains(&new_self.topic_name.as_str());
 
     new_self.update_keep_limits(topic_qos);
 
@@ -343,9 +366,8 @@ impl TopicCache {
   /// process by ~250 MB a second. Only when every reader is reliable (they read
   /// each Writer in sequence order, so "taken up to n" covers all before n).
   fn remove_taken_by_every_reader(&mut self) {
-    if self.min_keep_samples != History::KeepAll
-      || self.taken.is_empty()
-      || self.taken.values().any(Option::is_none)
+    if self.min_keep_samples != History::KeepAll && !self.keep_until_taken
+      || !self.every_reader_tracked()
     {
       return;
     }
@@ -369,6 +391,12 @@ impl TopicCache {
         self.remove_sn(&cc);
       }
     }
+  }
+
+  /// Whether some local reader reads this topic and each one's taking is
+  /// tracked (all reliable).
+  fn every_reader_tracked(&self) -> bool {
+    !self.taken.is_empty() && self.taken.values().all(Option::is_some)
   }
 
   /// convoy change 45: `cc` left `changes`; its bytes leave the running count.
@@ -629,6 +657,17 @@ impl TopicCache {
   /// until `max_keep_samples` is reached, regardless of `remove_before`.
   pub fn remove_changes_before(&mut self, remove_before: Timestamp) {
     self.remove_taken_by_every_reader();
+    // convoy change 78: an SEDP sample leaves once every local reader took it,
+    // never for the limits below. Those count samples across instances (the
+    // cache cannot tell them apart), and an announcement acknowledged on the
+    // wire but evicted unread is never sent again: its endpoint stays unknown
+    // for good. At 128 agents in 16 processes each participant announced about
+    // 1,040 readers at once, the coordinator's discovery thread fell behind the
+    // burst, and a participant whose every clock reader was evicted unread never
+    // got a tick. What stays is bounded by the endpoints announced.
+    if self.keep_until_taken && self.every_reader_tracked() {
+      return;
+    }
     // TODO: Currently, TopicCache does not know about Keys is Samples/CacheChanges,
     // because they are opaque binary blobs at this point. Therefore, we cannot
     // distinguish between instances, so cannot observe max instance counts.
@@ -984,6 +1023,60 @@ mod tests {
     topic_cache.unregister_reader(reader(3));
     topic_cache.remove_changes_before(Timestamp::ZERO);
     assert_eq!(topic_cache.changes.len(), 3, "reader 1 took up to 7");
+  }
+
+  // convoy change 78: an SEDP topic keeps what its reader has not taken, past
+  // every limit, and drops what it took.
+  #[test]
+  fn sedp_cache_keeps_every_announcement_until_discovery_took_it() {
+    let mut topic_cache = TopicCache::new(
+      super::DCPS_SUBSCRIPTION.to_string(),
+      TypeDesc::new("SubscriptionBuiltinTopicData".to_string()),
+      &crate::discovery::discovery::Discovery::builtin_sedp_reader_qos(),
+    );
+    let discovery_reader = GUID::new(
+      GuidPrefix::new(&[1; 12]),
+      EntityId::SEDP_BUILTIN_SUBSCRIPTIONS_READER,
+    );
+    topic_cache.register_reader(discovery_reader, true);
+    let writer = GUID::new(
+      GuidPrefix::new(&[7; 12]),
+      EntityId::SEDP_BUILTIN_SUBSCRIPTIONS_WRITER,
+    );
+    let burst = topic_cache.max_keep_samples() as i64 + 1000;
+    for sn in 1..=burst {
+      topic_cache.add_change(
+        &Timestamp::now(),
+        CacheChange::new(
+          writer,
+          SequenceNumber::new(sn),
+          WriteOptions::default(),
+          DDSData::new(SerializedPayload::new(
+            RepresentationIdentifier::CDR_LE,
+            vec![0; 400],
+          )),
+        ),
+      );
+    }
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(topic_cache.changes.len() as i64, burst, "nothing taken yet");
+    topic_cache.note_taken(discovery_reader, writer, SequenceNumber::new(burst - 10));
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(topic_cache.changes.len(), 10, "the ten not taken yet");
+
+    // A user topic with the same limits evicts by count, as before.
+    let mut user = TopicCache::new(
+      "Square".to_string(),
+      TypeDesc::new("ShapeType".to_string()),
+      &crate::discovery::discovery::Discovery::builtin_sedp_reader_qos(),
+    );
+    user.register_reader(discovery_reader, true);
+    for sn in 1..=burst {
+      add_after_missing_first(&mut user, user_writer(), sn, 16);
+    }
+    user.mark_reliably_received_before(user_writer(), SequenceNumber::new(burst + 1));
+    user.remove_changes_before(Timestamp::ZERO);
+    assert!((user.changes.len() as i64) < burst);
   }
 
   #[test]
