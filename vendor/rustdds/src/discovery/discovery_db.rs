@@ -356,6 +356,16 @@ impl DiscoveryDB {
     // TODO: We are not cleaning up liast_life_signs table, but that should not be a
     // problem, except for a slight memory leak.
     for (&guid, sp) in &self.participant_proxies {
+      // convoy change 79: our own participant is in the table too (our
+      // announcements come back to us), but it never lapses. Under load our
+      // own announcements were processed later than the lease, the participant
+      // "lost" itself, every local writer dropped its local readers (and every
+      // reader its local writers), and since finding ourselves again is not news,
+      // they never matched again: the agents of one process stopped receiving
+      // each other's states for good.
+      if guid == self.my_guid.prefix {
+        continue;
+      }
       let lease_duration = sp
         .lease_duration
         .unwrap_or(DEFAULT_PARTICIPANT_LEASE_DURATION);
@@ -971,6 +981,37 @@ mod tests {
     data.lease_duration = Some(Duration::from(StdDuration::from_secs(7)));
     assert_eq!(discoverydb.update_participant(&data), ParticipantUpdate::Changed);
     assert_eq!(discoverydb.update_participant(&data), ParticipantUpdate::Unchanged);
+  }
+
+  // convoy change 79
+  #[test]
+  fn our_own_participant_never_lapses() {
+    let (discovery_db_event_sender, _discovery_db_event_receiver) =
+      std::sync::mpsc::sync_channel::<()>(4);
+    let (status_sender, _status_receiver) = sync_status_channel(16).unwrap();
+    let mut remote = spdp_participant_data().unwrap();
+    remote.lease_duration = Some(Duration::from(StdDuration::from_secs(1)));
+    let mut own = remote.clone();
+    own.participant_guid = GUID::new_participant_guid();
+    let mut discoverydb =
+      DiscoveryDB::new(own.participant_guid, discovery_db_event_sender, status_sender);
+    discoverydb.update_participant(&own);
+    discoverydb.update_participant(&remote);
+    assert_eq!(discoverydb.participant_proxies.len(), 2);
+    // Neither announcement heard again for ten lease periods.
+    let long_ago = Instant::now() - StdDuration::from_secs(10);
+    for prefix in [own.participant_guid.prefix, remote.participant_guid.prefix] {
+      discoverydb.participant_last_life_signs.insert(prefix, long_ago);
+    }
+    let lost: Vec<GuidPrefix> = discoverydb
+      .participant_cleanup()
+      .into_iter()
+      .map(|(prefix, _)| prefix)
+      .collect();
+    assert_eq!(lost, [remote.participant_guid.prefix]);
+    assert!(discoverydb
+      .participant_proxies
+      .contains_key(&own.participant_guid.prefix));
   }
 
   #[test]
