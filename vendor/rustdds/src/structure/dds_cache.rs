@@ -192,6 +192,7 @@ const SEDP_TOPICS: [&str; 5] = [
 
 impl TopicCache {
   pub fn new(topic_name: String, topic_data_type: TypeDesc, topic_qos: &QosPolicies) -> Self {
+    let keep_until_taken = SEDP_TOPICS.contains(&topic_name.as_str());
     let mut new_self = Self {
       topic_name,
       topic_data_type,
@@ -209,9 +210,8 @@ impl TopicCache {
       writer_restarts_total: 0,
       restarted_awaiting_data: BTreeSet::new(),
       taken: BTreeMap::new(),
-      keep_until_taken: false,
+      keep_until_taken,
     };
-    new_self.keep_until_taken = SEDP_TOPICS.contains(&new_self.topic_name.as_str());
 
     new_self.update_keep_limits(topic_qos);
 
