@@ -617,6 +617,14 @@ impl RtpsReaderProxy {
     self.pending_gap.insert(seq_num);
   }
 
+  /// convoy change 81: `sequence_numbers` are no longer to be GAPed to this
+  /// reader (the writer repairs them instead).
+  pub fn remove_pending_gap(&mut self, sequence_numbers: &[SequenceNumber]) {
+    for sn in sequence_numbers {
+      self.pending_gap.remove(sn);
+    }
+  }
+
   pub fn set_pending_gap_up_to(&mut self, last_gap_sn: SequenceNumber) {
     // form SN range from 1 to last_gap_sn (inclusive)
     let gap_sn_range = SequenceNumberRange::new(SequenceNumber::new(1), last_gap_sn);

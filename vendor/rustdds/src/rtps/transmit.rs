@@ -27,7 +27,10 @@ use std::{
   time::{Duration, Instant},
 };
 
-use crate::structure::{guid::GuidPrefix, locator::Locator};
+use crate::{
+  rtps::constant::MULTICAST_HEARD_WITHIN,
+  structure::{guid::GuidPrefix, locator::Locator},
+};
 
 /// Hysteresis margin for switching a remote participant's chosen multicast
 /// egress interface. Once an interface is chosen it stays chosen until we have
@@ -262,13 +265,23 @@ impl InterfaceObservations {
 
   /// convoy change 43: a packet from `prefix` came in on a multicast listener.
   pub fn heard_by_multicast(&mut self, prefix: GuidPrefix) {
+    self.heard_by_multicast_at(prefix, Instant::now());
+  }
+
+  fn heard_by_multicast_at(&mut self, prefix: GuidPrefix, now: Instant) {
     let heard_at = &mut self.by_participant.entry(prefix).or_default().multicast_heard_at;
-    let first = heard_at.is_none();
-    *heard_at = Some(Instant::now());
     // convoy change 69: the first time counts as a route change, so writers
     // that push from the application thread start sending to the multicast
-    // group this participant's readers share.
-    if first {
+    // group this participant's readers share. convoy change 80: so does the
+    // first time after a silence of MULTICAST_HEARD_WITHIN. A writer that
+    // re-resolved its routes during the silence (any reader matched or any
+    // other participant's route changed) left this participant's readers out
+    // of the group and sent them each sample by unicast besides; nothing
+    // brought them back, so that lasted the whole run.
+    let news =
+      heard_at.is_none_or(|at| now.saturating_duration_since(at) >= MULTICAST_HEARD_WITHIN);
+    *heard_at = Some(now);
+    if news {
       self.routes_changed.insert(prefix);
     }
   }
@@ -499,6 +512,28 @@ mod tests {
     assert!(!observations.multicast_heard_within(prefix, Duration::ZERO));
     observations.remove(prefix);
     assert!(!observations.multicast_heard_within(prefix, Duration::from_secs(3)));
+  }
+
+  // convoy change 80
+  #[test]
+  fn multicast_heard_again_after_a_silence_is_a_route_change() {
+    let prefix = GuidPrefix::new(&[9; 12]);
+    let mut observations = InterfaceObservations::new();
+    let start = Instant::now();
+    observations.heard_by_multicast_at(prefix, start);
+    assert_eq!(observations.take_routes_changed().len(), 1, "first heard");
+    observations.heard_by_multicast_at(prefix, start + Duration::from_secs(1));
+    assert!(
+      observations.take_routes_changed().is_empty(),
+      "heard again within the window: nothing new"
+    );
+    let after_silence = start + Duration::from_secs(1) + MULTICAST_HEARD_WITHIN;
+    observations.heard_by_multicast_at(prefix, after_silence);
+    assert_eq!(
+      observations.take_routes_changed().len(),
+      1,
+      "heard again after a silence: writers must bring its readers back to the group"
+    );
   }
 
   fn sockaddr(ip: [u8; 4], port: u16) -> SocketAddr {

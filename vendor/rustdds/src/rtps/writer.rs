@@ -1705,6 +1705,9 @@ impl Writer {
         if start_repair {
           self.schedule_repair_data(reader_guid, self.nack_response_delay);
         }
+        if is_volatile {
+          self.repair_rather_than_gap(reader_guid);
+        }
 
         // See if we need to respond by GAP message
         if let Some(reader_proxy) = self.readers.get(&reader_guid) {
@@ -1848,6 +1851,40 @@ impl Writer {
     }
     self.stopped_reader_check_scheduled = true;
     self.schedule_timed_event(after, TimedEvent::StoppedReaderCheck);
+  }
+
+  /// convoy change 81: a reader matched by this VOLATILE writer after it had
+  /// pushed samples is told, by a GAP, that those are not for it (a late
+  /// joiner). But a reader that acknowledges past the oldest sample this
+  /// writer still holds has been receiving them: through the multicast group,
+  /// before its SEDP announcement reached this participant. What it asks for
+  /// from there on is repaired, not GAPed. The GAP told a lockstep agent that
+  /// the peer state it waited for was irrelevant; it never got it, and 64
+  /// agent processes stood still until the barrier timeout (10 s).
+  fn repair_rather_than_gap(&mut self, reader_guid: GUID) {
+    let Some(reader) = self.readers.get(&reader_guid) else {
+      return;
+    };
+    if reader.get_pending_gap().is_empty()
+      || reader.all_acked_before <= self.send_buffer.first_change_sequence_number()
+    {
+      return;
+    }
+    // Only samples still held, and none meant for another reader alone.
+    let repairable: Vec<SequenceNumber> = reader
+      .get_pending_gap()
+      .iter()
+      .copied()
+      .filter(|sn| {
+        self
+          .send_buffer
+          .get_by_sn(*sn)
+          .is_some_and(|cc| cc.write_options.to_single_reader().is_none())
+      })
+      .collect();
+    if let Some(reader) = self.readers.get_mut(&reader_guid) {
+      reader.remove_pending_gap(&repairable);
+    }
   }
 
   /// convoy change 36: a reader of this KEEP_LAST writer that has stopped
@@ -4193,6 +4230,75 @@ mod tests {
       f.writer
         .handle_ack_nack(late.prefix, &AckSubmessage::NackFrag(nack_frag));
       assert!(!f.writer.readers[&late].repair_frags_requested());
+    }
+
+    // convoy change 81: a reader matched after samples were pushed, which shows
+    // (by acknowledging them) that it received them anyway, through the
+    // multicast group, gets what it asks for repaired, not GAPed; a reader that
+    // acknowledges nothing is a late joiner and is GAPed as before.
+    #[test]
+    fn a_new_reader_that_was_receiving_is_repaired_not_gaped() {
+      let qos = QosPolicyBuilder::new()
+        .reliability(Reliability::Reliable {
+          max_blocking_time: Duration::from_millis(100),
+        })
+        .history(History::KeepLast { depth: 16 })
+        .durability(Durability::Volatile)
+        .build();
+      let reader_id = EntityId::new([0, 0, 2], EntityKind::READER_WITH_KEY_USER_DEFINED);
+      let mut f = Fixture::new(
+        EntityId::new([0, 0, 1], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+        qos.clone(),
+        reader_id,
+        &qos,
+        3,
+        8,
+        None,
+      );
+      f.writer.process_pending();
+      let acknack = |base: i64, missing: &[i64], count: i32| {
+        AckSubmessage::AckNack(AckNack {
+          reader_id,
+          writer_id: EntityId::new([0, 0, 1], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+          reader_sn_state: SequenceNumberSet::from_base_and_set(
+            SequenceNumber::new(base),
+            &missing.iter().copied().map(SequenceNumber::new).collect(),
+          ),
+          count,
+        })
+      };
+      let pending_gap = |writer: &Writer, reader: GUID| -> Vec<i64> {
+        writer.readers[&reader]
+          .get_pending_gap()
+          .iter()
+          .map(|sn| i64::from(*sn))
+          .collect()
+      };
+
+      // Received 1 and 2 by multicast before this writer knew it; asks for 3.
+      let receiving = GUID::new(GuidPrefix::new(&[3; 12]), reader_id);
+      f.writer
+        .update_reader_proxy(&RtpsReaderProxy::new(receiving, qos.clone(), false), &qos);
+      assert_eq!(pending_gap(&f.writer, receiving), [1, 2, 3]);
+      f.writer
+        .handle_ack_nack(receiving.prefix, &acknack(3, &[3], 1));
+      assert!(
+        pending_gap(&f.writer, receiving).is_empty(),
+        "3 was GAPed to a reader that was receiving"
+      );
+      assert_eq!(
+        f.writer.readers[&receiving].first_unsent_change(),
+        Some(SequenceNumber::new(3)),
+        "3 is repaired"
+      );
+
+      // A late joiner that has nothing asks for everything: all of it a GAP.
+      let late = GUID::new(GuidPrefix::new(&[4; 12]), reader_id);
+      f.writer
+        .update_reader_proxy(&RtpsReaderProxy::new(late, qos.clone(), false), &qos);
+      f.writer
+        .handle_ack_nack(late.prefix, &acknack(1, &[1, 2, 3], 1));
+      assert_eq!(pending_gap(&f.writer, late), [1, 2, 3]);
     }
 
     // convoy change 31: a reader whose participant was lost and found again is
