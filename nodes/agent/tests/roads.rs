@@ -21,8 +21,12 @@ fn no_external(_: usize, _: u64) -> Control {
 
 /// A scenario text in the world crate's fixtures folder (so `hill.xodr` resolves).
 fn hill_scenario(agents: &str) -> Scenario {
-    let dir = std::env::temp_dir().join(format!("convoy-agent-roads-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch");
+    // Only read while loading (the map's path is absolute): removed on return.
+    let scratch = tempfile::Builder::new()
+        .prefix("convoy-agent-roads-")
+        .tempdir()
+        .expect("scratch");
+    let dir = scratch.path();
     let map = repo().join("nodes/world/tests/fixtures/hill.xodr");
     let text = format!(
         "[scenario]\nname = \"hill\"\nseed = 3\ndt = 0.05\n\n[map]\nopendrive = \"{}\"\n\n{agents}",

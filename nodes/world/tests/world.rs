@@ -16,11 +16,12 @@ fn town01() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../launch/maps/town01/Town01.xodr")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("convoy-world-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+/// A fresh directory for one test's files, removed when the test ends.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("convoy-world-{name}-"))
+        .tempdir()
+        .expect("scratch dir")
 }
 
 /// A scenario in `dir` with `map` as its [map] lines and one agent starting at `start`.
@@ -115,10 +116,11 @@ fn lanes_follow_each_other_through_sections_and_town01_junctions() {
 
 #[test]
 fn a_world_loads_roads_and_meshes_and_digests_its_files() {
-    let dir = scratch("digest");
+    let scratch = scratch("digest");
+    let dir = scratch.path();
     std::fs::copy(fixture("hill.xodr"), dir.join("hill.xodr")).expect("copy");
     let scenario = scenario_in(
-        &dir,
+        dir,
         "opendrive = \"hill.xodr\"",
         "{ road = \"1\", lane = -1, s = 100.0 }",
     );
@@ -144,7 +146,8 @@ fn a_world_loads_roads_and_meshes_and_digests_its_files() {
 
 #[test]
 fn bad_maps_and_starts_fail_naming_the_file_and_line() {
-    let dir = scratch("bad");
+    let scratch = scratch("bad");
+    let dir = scratch.path();
     // A truncated file: XML error with its line.
     let text = std::fs::read_to_string(fixture("hill.xodr")).expect("read");
     std::fs::write(dir.join("cut.xodr"), &text[..text.len() / 2]).expect("write");
@@ -176,7 +179,7 @@ fn bad_maps_and_starts_fail_naming_the_file_and_line() {
         ("{ road = \"1\", lane = -2, s = 1.0 }", "sidewalk"),
         ("{ road = \"1\", lane = -1, s = 400.0 }", "off road '1'"),
     ] {
-        let scenario = scenario_in(&dir, "opendrive = \"hill.xodr\"", start);
+        let scenario = scenario_in(dir, "opendrive = \"hill.xodr\"", start);
         let err = World::load(&scenario).expect_err(start);
         let msg = err.to_string();
         assert!(
@@ -196,7 +199,7 @@ fn bad_maps_and_starts_fail_naming_the_file_and_line() {
     )
     .expect("write gltf");
     let scenario = scenario_in(
-        &dir,
+        dir,
         "meshes = [{ file = \"house.gltf\" }]",
         "{ x = 0.0, y = 0.0 }",
     );
@@ -214,7 +217,7 @@ fn bad_maps_and_starts_fail_naming_the_file_and_line() {
     )
     .expect("write gltf");
     let scenario = scenario_in(
-        &dir,
+        dir,
         "meshes = [{ file = \"draco.gltf\" }]",
         "{ x = 0.0, y = 0.0 }",
     );
@@ -318,7 +321,8 @@ fn the_hill_exports_as_lanelets_that_share_bounds_and_points() {
 #[test]
 fn a_stop_line_signal_becomes_a_lanelet2_stop_line() {
     use convoy_world::export::lanelet2::{BoundKind, LaneletMap};
-    let dir = scratch("stop_line");
+    let scratch = scratch("stop_line");
+    let dir = scratch.path();
     let text = std::fs::read_to_string(fixture("hill.xodr")).expect("read");
     let signal = "<signals><signal s=\"100.0\" t=\"-3.6\" id=\"9\" name=\"stop\" dynamic=\"no\" \
                   orientation=\"+\" zOffset=\"0.0\" country=\"DE\" type=\"294\" subtype=\"-1\" \

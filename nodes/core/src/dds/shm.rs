@@ -457,19 +457,20 @@ mod tests {
 
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("convoy-shm-test-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch");
-        dir
+    /// A fresh directory for one test's rings, removed when the test ends.
+    fn scratch(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("convoy-shm-test-{name}-"))
+            .tempdir()
+            .expect("scratch")
     }
 
     #[test]
     fn a_reader_gets_what_the_writer_wrote_until_the_slot_is_reused() {
-        let dir = scratch("ring");
+        let scratch = scratch("ring");
+        let dir = scratch.path();
         let mut writer =
-            RingWriter::create(&dir, &ring_name("r1", "cam/front"), 2, 100).expect("ring");
+            RingWriter::create(dir, &ring_name("r1", "cam/front"), 2, 100).expect("ring");
         let reader = RingReader::open(writer.path()).expect("open");
         // No same-host reader counted by the writer: every slot in its turn.
         let a = writer.write(b"first", 0).expect("write");
@@ -504,8 +505,9 @@ mod tests {
 
     #[test]
     fn released_slots_are_written_again_and_held_ones_are_not() {
-        let dir = scratch("release");
-        let mut writer = RingWriter::create(&dir, &ring_name("r4", "ping"), 6, 64).expect("ring");
+        let scratch = scratch("release");
+        let dir = scratch.path();
+        let mut writer = RingWriter::create(dir, &ring_name("r4", "ping"), 6, 64).expect("ring");
         let reader = RingReader::open(writer.path()).expect("open");
         assert!(reader.release.is_some(), "no release entry");
         // One reader that reads each sample before the next is written: one slot, warm.
@@ -544,8 +546,9 @@ mod tests {
 
     #[test]
     fn an_entry_of_a_dead_reader_is_reclaimed() {
-        let dir = scratch("reclaim");
-        let mut writer = RingWriter::create(&dir, &ring_name("r5", "img"), 4, 8).expect("ring");
+        let scratch = scratch("reclaim");
+        let dir = scratch.path();
+        let mut writer = RingWriter::create(dir, &ring_name("r5", "img"), 4, 8).expect("ring");
         // An entry left by a SIGKILLed reader: a pid beyond pid_max, nothing released.
         let at = RELEASES_AT;
         writer
@@ -574,7 +577,8 @@ mod tests {
 
     #[test]
     fn bad_files_and_descriptors_are_errors_naming_the_file() {
-        let dir = scratch("bad");
+        let scratch = scratch("bad");
+        let dir = scratch.path();
         let junk = dir.join("convoy-r2-1-junk");
         std::fs::write(&junk, vec![1u8; 8192]).expect("write");
         assert!(matches!(
@@ -590,7 +594,7 @@ mod tests {
             .err()
             .expect("missing");
         assert!(missing.to_string().contains("missing"), "{missing}");
-        let writer = RingWriter::create(&dir, "convoy-r2-ring", 2, 16).expect("ring");
+        let writer = RingWriter::create(dir, "convoy-r2-ring", 2, 16).expect("ring");
         let reader = RingReader::open(writer.path()).expect("open");
         let bad = SlotRef {
             slot: 9,
@@ -612,7 +616,7 @@ mod tests {
             Err(ShmError::Overwritten { found: 0, .. })
         ));
         // The same name twice is refused (two writers never share a ring).
-        assert!(RingWriter::create(&dir, "convoy-r2-ring", 2, 16).is_err());
+        assert!(RingWriter::create(dir, "convoy-r2-ring", 2, 16).is_err());
     }
 
     #[test]
@@ -624,13 +628,14 @@ mod tests {
 
     #[test]
     fn a_sweep_removes_the_rings_of_dead_owners_and_only_of_its_run() {
-        let dir = scratch("sweep");
+        let scratch = scratch("sweep");
+        let dir = scratch.path();
         // A pid that cannot be alive (beyond the kernel's pid_max of 2^22).
         std::fs::write(dir.join("convoy-run1-99999999-cam"), b"x").expect("write");
         std::fs::write(dir.join("convoy-run2-99999999-cam"), b"x").expect("write");
-        let live = RingWriter::create(&dir, &ring_name("run1", "lidar"), 1, 8).expect("ring");
+        let live = RingWriter::create(dir, &ring_name("run1", "lidar"), 1, 8).expect("ring");
         assert_eq!(
-            sweep(&dir, Some("run1"), false),
+            sweep(dir, Some("run1"), false),
             ["convoy-run1-99999999-cam"]
         );
         assert!(live.path().exists(), "a live owner's ring was removed");
@@ -644,10 +649,10 @@ mod tests {
             .expect("name")
             .to_string_lossy()
             .into_owned();
-        assert_eq!(sweep(&dir, Some("run1"), true), [name]);
+        assert_eq!(sweep(dir, Some("run1"), true), [name]);
         // Any run's dead rings, and nothing alive.
-        let live = RingWriter::create(&dir, &ring_name("run-3", "lidar"), 1, 8).expect("ring");
-        assert_eq!(sweep(&dir, None, false), ["convoy-run2-99999999-cam"]);
+        let live = RingWriter::create(dir, &ring_name("run-3", "lidar"), 1, 8).expect("ring");
+        assert_eq!(sweep(dir, None, false), ["convoy-run2-99999999-cam"]);
         assert!(live.path().exists());
         assert!(live.path().to_string_lossy().contains("convoy-run_3-"));
     }
