@@ -40,9 +40,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CARRY="$ROOT/gpu-carry"
 TARBALL_NAME="convoy-gpu.tar.xz"
-# What `convoy bench sensors` starts (beside the convoy executable: graph.rs, sibling_binary),
-# and the bridge, which `convoy run --bridge` starts.
-BINARIES=(convoy convoy-agent convoy-coordinator convoy-sensor convoy-bridge)
+# shellcheck source=scripts/carry.sh
+source "$ROOT/scripts/carry.sh"
 # What a run may carry in all; the tarball should leave room for the working tree.
 CARRY_LIMIT_MIB=60
 NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -58,25 +57,15 @@ usage() {
 }
 
 pack() {
-    local bin_dir="${CONVOY_BIN_DIR:-}"
-    if [[ -z "$bin_dir" ]]; then
-        (cd "$ROOT" && cargo build --release --workspace --bins)
-        bin_dir="$ROOT/target/release"
-    fi
-    bin_dir="$(cd "$bin_dir" && pwd)" || die "no directory $bin_dir"
+    local bin_dir
+    bin_dir="$(carry_bin_dir)" || die "no binaries to carry"
     local stage
     stage="$(mktemp -d)"
     # shellcheck disable=SC2064 # expand now: the trap outlives the local
     trap "rm -rf '$stage'" EXIT
     mkdir -p "$stage/bin" "$stage/debs" "$stage/scenarios" "$CARRY"
 
-    # Stripped copies (symbols and debug info out, so the tarball fits what a run carries);
-    # the build's own binaries stay as they are.
-    for name in "${BINARIES[@]}"; do
-        [[ -x "$bin_dir/$name" ]] ||
-            die "$bin_dir/$name is missing: cargo build --release --workspace --bins"
-        strip --strip-all -o "$stage/bin/$name" "$bin_dir/$name"
-    done
+    carry_stripped "$stage/bin" "$bin_dir" || die "cannot stage the binaries"
 
     # The Vulkan loader (libvulkan.so.1) as Debian bookworm packages it; the driver (the ICD)
     # is the GPU machine's own.
@@ -148,7 +137,7 @@ run_check() {
     trap "rm -rf '$work'" EXIT
     tar -xJf "$tarball" -C "$work"
     local bin="$work/bin"
-    for name in "${BINARIES[@]}"; do
+    for name in "${CARRY_BINARIES[@]}"; do
         [[ -x "$bin/$name" ]] || die "$name is not in $tarball"
     done
 

@@ -28,7 +28,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CARRY="$ROOT/scale-carry"
 TARBALL="$CARRY/convoy-scale.tar.xz"
-BINARIES=(convoy convoy-agent convoy-coordinator convoy-sensor convoy-bridge)
+# shellcheck source=scripts/carry.sh
+source "$ROOT/scripts/carry.sh"
 
 die() {
     echo "scale_check: $*" >&2
@@ -36,20 +37,14 @@ die() {
 }
 
 pack() {
-    local bin_dir="${CONVOY_BIN_DIR:-}"
-    if [[ -z "$bin_dir" ]]; then
-        (cd "$ROOT" && cargo build --release --workspace --bins)
-        bin_dir="$ROOT/target/release"
-    fi
+    local bin_dir
+    bin_dir="$(carry_bin_dir)" || die "no binaries to carry"
     local stage
     stage="$(mktemp -d)"
     # shellcheck disable=SC2064 # expand now: the trap outlives the local
     trap "rm -rf '$stage'" EXIT
     mkdir -p "$stage/bin" "$stage/lib" "$CARRY"
-    for name in "${BINARIES[@]}"; do
-        [[ -x "$bin_dir/$name" ]] || die "$bin_dir/$name is missing"
-        strip --strip-all -o "$stage/bin/$name" "$bin_dir/$name"
-    done
+    carry_stripped "$stage/bin" "$bin_dir" || die "cannot stage the binaries"
     # ddsperf and the CycloneDDS libraries it loads (not the C library's own).
     local ddsperf
     ddsperf="$(command -v ddsperf)" || die "no ddsperf here (apt-get install cyclonedds-tools)"
