@@ -276,6 +276,7 @@ pub fn participant(domain: u32, peers: Peers) -> Result<DomainParticipant, NodeE
         .ack_batching(transport.ack_hold)
         .ack_ride_hold(transport.ack_ride_hold)
         .link_emulation(transport.link)
+        .participant_lease(transport.dds_lease)
         .keep_last_replaces_unacked(keep_last_replaces)
         .socket_receive_buffer_size(WANTED_SOCKET_BUFFER as usize)
         .socket_send_buffer_size(WANTED_SOCKET_BUFFER as usize)

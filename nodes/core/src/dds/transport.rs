@@ -54,6 +54,12 @@ pub const ACK_RIDE_ENV: &str = "CONVOY_ACK_RIDE";
 /// (`10.77.0.2:delay_ms=20;*:delay_ms=5`); `off` (the default): none. For experiments on a
 /// kernel without netem; `convoy netns up` sets it for a namespace host's nodes there.
 pub const LINK_ENV: &str = "CONVOY_LINK";
+/// The lease a node's DDS participant announces (vendored rustdds change 82): how long the
+/// other nodes keep it after they last heard from it (default 5 s; 4s..=600s). Longer where a
+/// host runs many more busy processes than it has cores: a live node can then go unheard for
+/// longer than 5 s, and every match with it is dropped and made again. Give every node of a
+/// run the same value.
+pub const DDS_LEASE_ENV: &str = "CONVOY_DDS_LEASE";
 
 /// The default node pacing: 128 KiB per 250 µs (~500 MiB/s). A receiver with the OS's default
 /// 212 KB socket buffer (stock Fast DDS / ROS 2) keeps up with it; a 640x480 rgb8 image leaves
@@ -105,6 +111,8 @@ pub struct TransportSettings {
     pub ack_ride_hold: Duration,
     /// None: no link emulation.
     pub link: Option<LinkEmulation>,
+    /// The lease the node's participant announces.
+    pub dds_lease: Duration,
 }
 
 impl Default for TransportSettings {
@@ -123,6 +131,7 @@ impl Default for TransportSettings {
             ack_hold: Some(DEFAULT_ACK_HOLD),
             ack_ride_hold: rustdds::DEFAULT_ACK_RIDE_HOLD,
             link: None,
+            dds_lease: rustdds::DEFAULT_PARTICIPANT_LEASE,
         }
     }
 }
@@ -194,6 +203,18 @@ impl TransportSettings {
         }
         if let Some(v) = lookup(LINK_ENV) {
             settings.link = parse_link(&v)?;
+        }
+        if let Some(v) = lookup(DDS_LEASE_ENV) {
+            settings.dds_lease = match parse_period(&v) {
+                Some(lease) if (MIN_DDS_LEASE..=MAX_DDS_LEASE).contains(&lease) => lease,
+                _ => {
+                    return Err(error(
+                        DDS_LEASE_ENV,
+                        &v,
+                        "expected a duration from 4s to 600s (e.g. 20s)",
+                    ))
+                }
+            };
         }
         Ok(settings)
     }
@@ -398,6 +419,11 @@ fn parse_ack_hold(value: &str) -> Result<Option<Duration>, TransportError> {
 
 /// How long an acknowledgement may wait (`CONVOY_ACK_HOLD`, `CONVOY_ACK_RIDE`): a duration of
 /// at most 100 ms; `expected` says what else `var` takes.
+/// The bounds of [`DDS_LEASE_ENV`]: two SPDP announcement periods at least; at most ten
+/// minutes (a dead node's participant is kept that long by nodes that do not watch statuses).
+const MIN_DDS_LEASE: Duration = Duration::from_secs(4);
+const MAX_DDS_LEASE: Duration = Duration::from_secs(600);
+
 fn parse_hold(var: &'static str, value: &str, expected: &str) -> Result<Duration, TransportError> {
     match parse_period(value) {
         Some(hold) if hold <= Duration::from_millis(100) => Ok(hold),
@@ -485,6 +511,22 @@ mod tests {
         assert_eq!(multicast("4"), Ok(Some(4)));
         assert!(multicast("1").is_err());
         assert!(multicast("sometimes").is_err());
+        assert_eq!(
+            settings(&[]).expect("defaults").dds_lease,
+            Duration::from_secs(5)
+        );
+    }
+
+    #[test]
+    fn the_dds_lease_is_a_duration_of_seconds_to_minutes() {
+        let lease = |v: &str| settings(&[(DDS_LEASE_ENV, v)]).map(|s| s.dds_lease);
+        assert_eq!(lease("20s"), Ok(Duration::from_secs(20)));
+        assert_eq!(lease("4000ms"), Ok(Duration::from_secs(4)));
+        for bad in ["1s", "3999ms", "601s", "20", "long"] {
+            let e = lease(bad).expect_err(bad);
+            assert_eq!(e.var, DDS_LEASE_ENV);
+            assert!(e.to_string().contains(bad), "{e}");
+        }
     }
 
     #[test]

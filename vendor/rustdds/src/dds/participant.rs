@@ -224,6 +224,17 @@ impl DomainParticipantBuilder {
     self
   }
 
+  /// convoy change 82: the lease this participant announces (default
+  /// [`crate::DEFAULT_PARTICIPANT_LEASE`], 5 s; at least two announcement
+  /// periods, 4 s). Others drop it that long after they last heard from it. On
+  /// a host with more busy processes than cores a participant can go unheard
+  /// for longer than 5 s while alive; every match with it is then dropped and
+  /// made again.
+  pub fn participant_lease(mut self, lease: std::time::Duration) -> Self {
+    self.transport.participant_lease = lease.max(std::time::Duration::from_secs(4));
+    self
+  }
+
   /// Serialized-payload bytes per DATAFRAG fragment (convoy change 9; default
   /// 1280, one fragment per 1500-byte datagram). Clamped to 256..=60,000.
   pub fn fragment_size(mut self, bytes: usize) -> Self {
@@ -449,6 +460,8 @@ impl DomainParticipantBuilder {
     #[cfg(feature = "security")]
     let security_plugins_handle = self.security_plugins.map(SecurityPluginsHandle::new);
 
+    // convoy change 82: what Discovery announces.
+    let participant_lease = self.transport.participant_lease;
     // intermediate DP wrapper
     let dp = DomainParticipantDisc::new(
       self.domain_id,
@@ -494,6 +507,7 @@ impl DomainParticipantBuilder {
           security_plugins_handle,
           discovery_waker,
           discovery_sample_receiver,
+          participant_lease,
         ) {
           discovery.discovery_event_loop(); // run the event loop
         }

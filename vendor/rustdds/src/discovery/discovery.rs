@@ -229,6 +229,8 @@ pub(crate) struct Discovery {
   /// Built-in reader sample tokens. One waker, so the token is the reason.
   discovery_samples: ReadyReceiver<Token>,
   waker: LoopWaker,
+  /// convoy change 82: the lease announced in SPDP.
+  participant_lease: StdDuration,
 
   liveliness_state: LivelinessState,
 
@@ -307,14 +309,14 @@ pub(crate) struct Discovery {
 impl Discovery {
   const PARTICIPANT_CLEANUP_PERIOD: StdDuration = StdDuration::from_secs(2);
   const TOPIC_CLEANUP_PERIOD: StdDuration = StdDuration::from_secs(60); // timer for cleaning up inactive topics
-  // convoy changes 1 and 53: a 5 s lease (was 50 s), so a participant that dies stops blocking
+  // convoy changes 1 and 53: a 5 s lease (was 50 s; since change 82 the default of
+  // `TransportTuning::participant_lease`), so a participant that dies stops blocking
   // reliable writers within seconds; an announcement every 2 s (was 10 s, then 1 s), so a
   // participant that nothing else is heard from has two chances to renew it. Any RTPS message
   // from a participant renews its lease too (`SpdpRepeats::renew_on_traffic`). Every
   // participant receives every other's announcements: among 64 idle participants on one host,
   // going from 1 s to 2 s took a third off what the domain costs. See vendor/rustdds/CHANGES.md.
   const SPDP_PUBLISH_PERIOD: StdDuration = StdDuration::from_secs(2);
-  const SPDP_LEASE: StdDuration = StdDuration::from_secs(5);
   const CHECK_PARTICIPANT_MESSAGES: StdDuration = StdDuration::from_secs(1);
   #[cfg(feature = "security")]
   const CACHED_SECURE_DISCOVERY_MESSAGE_RESEND_PERIOD: StdDuration = StdDuration::from_secs(1);
@@ -331,6 +333,7 @@ impl Discovery {
     security_plugins_opt: Option<SecurityPluginsHandle>,
     waker: LoopWaker,
     discovery_samples: ReadyReceiver<Token>,
+    participant_lease: StdDuration,
   ) -> CreateResult<Self> {
     // helper macro to handle initialization failures.
     macro_rules! try_construct {
@@ -677,6 +680,7 @@ impl Discovery {
       spdp_liveness_receiver,
       discovery_samples,
       waker,
+      participant_lease,
       participant_status_sender,
 
       liveliness_state: LivelinessState::new(),
@@ -1513,7 +1517,7 @@ impl Discovery {
     let data = SpdpDiscoveredParticipantData::from_local_participant(
       local_dp,
       &self.security_opt,
-      Duration::from(Self::SPDP_LEASE),
+      Duration::from(self.participant_lease),
     );
 
     #[cfg(feature = "security")]

@@ -105,6 +105,9 @@ pub struct TransportTuning {
   /// the event loop keeps discovery, timers and commands. False: the event loop
   /// polls them too, as before (and on systems other than Linux).
   pub receive_threads: bool,
+  /// convoy change 82: the lease this participant announces in SPDP: how long
+  /// the others keep it after its last announcement (or other traffic).
+  pub participant_lease: std::time::Duration,
 }
 
 /// convoy change 52: the default [`TransportTuning::ack_ride_hold`]: longer
@@ -120,6 +123,11 @@ pub const DEFAULT_ACK_RIDE_HOLD: std::time::Duration = std::time::Duration::from
 /// through the group than with 7 unicast copies, 32 agents as fast. Below this
 /// many reader participants the copies are cheaper.
 pub const DEFAULT_MULTICAST_PARTICIPANTS: usize = 16;
+
+/// convoy changes 1 and 53: the default [`TransportTuning::participant_lease`],
+/// two and a half SPDP periods (2 s): a participant that dies stops blocking
+/// reliable writers within seconds.
+pub const DEFAULT_PARTICIPANT_LEASE: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Default for TransportTuning {
   fn default() -> Self {
@@ -137,6 +145,7 @@ impl Default for TransportTuning {
       ack_ride_hold: DEFAULT_ACK_RIDE_HOLD,
       multicast_user_data: Some(DEFAULT_MULTICAST_PARTICIPANTS),
       receive_threads: true,
+      participant_lease: DEFAULT_PARTICIPANT_LEASE,
     }
   }
 }
