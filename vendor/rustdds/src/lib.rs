@@ -226,7 +226,8 @@ pub use dds::{
 };
 /// convoy changes 5, 8, 9: transport settings of a participant.
 pub use rtps::pacing::{
-  PacingRate, TransportTuning, DEFAULT_ACK_RIDE_HOLD, DEFAULT_MULTICAST_PARTICIPANTS, DEFAULT_PARTICIPANT_LEASE,
+  PacingRate, TransportTuning, DEFAULT_ACK_RIDE_HOLD, DEFAULT_MULTICAST_PARTICIPANTS,
+  DEFAULT_PARTICIPANT_LEASE, MIN_PARTICIPANT_LEASE,
 };
 /// convoy change 58: whether two endpoints may match by locality (USER_DATA `shm=`).
 pub use rtps::dp_event_loop::locality_allows;

@@ -419,9 +419,10 @@ fn parse_ack_hold(value: &str) -> Result<Option<Duration>, TransportError> {
 
 /// How long an acknowledgement may wait (`CONVOY_ACK_HOLD`, `CONVOY_ACK_RIDE`): a duration of
 /// at most 100 ms; `expected` says what else `var` takes.
-/// The bounds of [`DDS_LEASE_ENV`]: two SPDP announcement periods at least; at most ten
-/// minutes (a dead node's participant is kept that long by nodes that do not watch statuses).
-const MIN_DDS_LEASE: Duration = Duration::from_secs(4);
+/// The bounds of [`DDS_LEASE_ENV`]: rustdds's shortest (two SPDP announcement periods); at
+/// most ten minutes (a dead node's participant is kept that long by nodes that do not watch
+/// statuses).
+const MIN_DDS_LEASE: Duration = rustdds::MIN_PARTICIPANT_LEASE;
 const MAX_DDS_LEASE: Duration = Duration::from_secs(600);
 
 fn parse_hold(var: &'static str, value: &str, expected: &str) -> Result<Duration, TransportError> {

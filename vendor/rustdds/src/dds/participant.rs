@@ -225,13 +225,13 @@ impl DomainParticipantBuilder {
   }
 
   /// convoy change 82: the lease this participant announces (default
-  /// [`crate::DEFAULT_PARTICIPANT_LEASE`], 5 s; at least two announcement
-  /// periods, 4 s). Others drop it that long after they last heard from it. On
+  /// [`crate::DEFAULT_PARTICIPANT_LEASE`], 5 s; at least
+  /// [`crate::MIN_PARTICIPANT_LEASE`], 4 s). Others drop it that long after they last heard from it. On
   /// a host with more busy processes than cores a participant can go unheard
   /// for longer than 5 s while alive; every match with it is then dropped and
   /// made again.
   pub fn participant_lease(mut self, lease: std::time::Duration) -> Self {
-    self.transport.participant_lease = lease.max(std::time::Duration::from_secs(4));
+    self.transport.participant_lease = lease.max(crate::MIN_PARTICIPANT_LEASE);
     self
   }
 

@@ -129,6 +129,10 @@ pub const DEFAULT_MULTICAST_PARTICIPANTS: usize = 16;
 /// reliable writers within seconds.
 pub const DEFAULT_PARTICIPANT_LEASE: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// convoy change 82: the shortest [`TransportTuning::participant_lease`], two
+/// SPDP periods (an announcement lost on the way does not end the lease).
+pub const MIN_PARTICIPANT_LEASE: std::time::Duration = std::time::Duration::from_secs(4);
+
 impl Default for TransportTuning {
   fn default() -> Self {
     TransportTuning {
