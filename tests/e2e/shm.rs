@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use convoy_core::dds::discovery::matched_readers;
 use convoy_core::dds::shm::{host_key, SHM_DIR};
 use convoy_core::dds::{udp_datagrams_sent, Node, Publisher, ReaderStats, Received, Subscriber};
 use convoy_core::messages::{Image, Message, ShmSample};
@@ -789,10 +788,9 @@ fn ring_file(slots: u64, size: u64, owner: u32, fill: u8) -> Vec<u8> {
 /// a ring lane (the USER_DATA entry convoy's lanes carry) on `topic`/shm, writing descriptors
 /// of its own making.
 struct Forger {
-    participant: rustdds::DomainParticipant,
+    /// Kept for the writer's lifetime.
+    _participant: rustdds::DomainParticipant,
     writer: rustdds::no_key::DataWriter<ShmSample>,
-    topic: String,
-    qos: rustdds::QosPolicies,
 }
 
 impl Forger {
@@ -810,7 +808,7 @@ impl Forger {
         let topic = format!("{topic}/shm");
         let dds_topic = participant
             .create_topic(
-                topic.clone(),
+                topic,
                 ShmSample::TYPE_NAME.to_string(),
                 &qos,
                 rustdds::TopicKind::NoKey,
@@ -821,17 +819,15 @@ impl Forger {
             .create_datawriter_no_key_cdr::<ShmSample>(&dds_topic, Some(qos.clone()))
             .expect("writer");
         Forger {
-            participant,
+            _participant: participant,
             writer,
-            topic,
-            qos,
         }
     }
 
     /// Waits until this writer has discovered a descriptor reader it matches.
     fn wait_for_reader(&self) {
         wait_until("a descriptor reader matching the forger", WAIT, || {
-            matched_readers(&self.participant, &self.topic, &self.qos) > 0
+            self.writer.matched_readers() > 0
         });
     }
 

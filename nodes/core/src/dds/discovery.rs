@@ -78,27 +78,6 @@ pub fn type_of(participant: &DomainParticipant, topic: &str) -> Option<String> {
         .and_then(|t| t.type_names().first().map(|s| s.to_string()))
 }
 
-/// Discovered readers of `topic` that a writer offering `offered` matches: same topic name
-/// and QoS-compatible (DDS's requested/offered rules, as rustdds applies them). rustdds does
-/// not implement `get_matched_subscriptions`, so this is the match count convoy waits on.
-pub fn matched_readers(
-    participant: &DomainParticipant,
-    topic: &str,
-    offered: &QosPolicies,
-) -> usize {
-    participant
-        .discovered_readers()
-        .iter()
-        .filter(|r| r.subscription_topic_data.topic_name() == topic)
-        .filter(|r| rustdds::locality_allows(user_data(offered), &r.user_data))
-        .filter(|r| {
-            offered
-                .compliance_failure_wrt(&r.subscription_topic_data.qos())
-                .is_none()
-        })
-        .count()
-}
-
 /// An endpoint's USER_DATA bytes (empty without the policy).
 fn user_data(qos: &QosPolicies) -> &[u8] {
     qos.user_data().map_or(&[], |u| u.value.as_slice())

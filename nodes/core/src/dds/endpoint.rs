@@ -101,13 +101,10 @@ impl Endpoint {
         created.map_err(|e| EndpointError::create::<M>(&self.topic, e))
     }
 
-    /// How many endpoints of the other side this one is matched with now.
-    pub(super) fn matched(&self) -> usize {
-        let (participant, topic, qos) = (&self.participant, &self.topic, &self.dds_qos);
-        match self.side {
-            Side::Writer => discovery::matched_readers(participant, topic, qos),
-            Side::Reader => discovery::matched_writers(participant, topic, qos),
-        }
+    /// How many writers this reader endpoint is matched with now, as discovery's tables have
+    /// them (a publisher asks its own DDS writer instead: `Publisher::matched_readers`).
+    pub(super) fn matched_writers(&self) -> usize {
+        discovery::matched_writers(&self.participant, &self.topic, &self.dds_qos)
     }
 
     /// Blocks until `matched` counts at least `wanted` endpoints of the other side, or fails

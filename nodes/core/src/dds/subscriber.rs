@@ -384,7 +384,7 @@ impl<M: Message> Subscriber<M> {
     /// How many writers this reader is matched with now (same-host writers through its lane
     /// included).
     pub fn matched_writers(&self) -> usize {
-        self.endpoint.matched()
+        self.endpoint.matched_writers()
             + self
                 .lane
                 .as_ref()

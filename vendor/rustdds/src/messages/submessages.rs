@@ -1,6 +1,7 @@
 pub mod ack_nack;
 pub mod data;
 pub mod data_frag;
+mod field_reader;
 pub mod gap;
 pub mod heartbeat;
 pub mod heartbeat_frag;

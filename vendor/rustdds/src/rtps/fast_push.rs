@@ -25,7 +25,7 @@ use std::{
   io,
   net::SocketAddr,
   sync::{
-    atomic::{AtomicI32, AtomicU64, Ordering},
+    atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering},
     Arc, Mutex, MutexGuard, TryLockError,
   },
   time::Instant,
@@ -108,6 +108,10 @@ pub(crate) struct FastPush {
   heartbeat_count: AtomicI32,
   /// Samples pushed by the application thread (for tests and counters).
   pushed: AtomicU64,
+  /// convoy change 84: how many readers the writer is matched with, set by
+  /// the event loop whenever its readers change, so that the application can
+  /// ask on every write without scanning discovery's tables.
+  matched_readers: AtomicUsize,
 }
 
 /// What `try_push` did.
@@ -131,7 +135,17 @@ impl FastPush {
       }),
       heartbeat_count: AtomicI32::new(1),
       pushed: AtomicU64::new(0),
+      matched_readers: AtomicUsize::new(0),
     }
+  }
+
+  /// How many readers the writer is matched with (change 84).
+  pub fn matched_readers(&self) -> usize {
+    self.matched_readers.load(Ordering::Acquire)
+  }
+
+  pub fn set_matched_readers(&self, readers: usize) {
+    self.matched_readers.store(readers, Ordering::Release);
   }
 
   pub fn next_heartbeat_count(&self) -> i32 {

@@ -2951,6 +2951,11 @@ impl Writer {
   /// datagram is one packet multicast to every reader, so it must fit the
   /// smallest path MTU. With no matched readers, fall back to the default.
   fn recompute_reader_limits(&mut self) {
+    // convoy change 84: the count the application reads on each write.
+    self
+      .send_buffer
+      .fast_push()
+      .set_matched_readers(self.readers.len());
     self.min_datagram_payload = self
       .readers
       .values()
@@ -4360,6 +4365,29 @@ mod tests {
         .map(|sn| i64::from(*sn))
         .collect();
       assert_eq!(gap, [1, 2, 3]);
+    }
+
+    // convoy change 84: the count the application reads on each write follows
+    // the writer's matched readers, as they are matched and lost.
+    #[test]
+    fn the_matched_reader_count_follows_the_writers_readers() {
+      let mut f = Fixture::user(0, 8, None);
+      let matched = |f: &Fixture| f.writer.send_buffer.fast_push().matched_readers();
+      assert_eq!(matched(&f), 1);
+      let reader_id = f.reader_guid.entity_id;
+      let qos = f.writer.qos_policies.clone();
+      let second = GUID::new(GuidPrefix::new(&[3; 12]), reader_id);
+      f.writer
+        .update_reader_proxy(&RtpsReaderProxy::new(second, qos.clone(), false), &qos);
+      assert_eq!(matched(&f), 2);
+      // Matched again (an updated announcement) is still one reader.
+      f.writer
+        .update_reader_proxy(&RtpsReaderProxy::new(second, qos.clone(), false), &qos);
+      assert_eq!(matched(&f), 2);
+      f.writer.reader_lost(second);
+      assert_eq!(matched(&f), 1);
+      f.writer.participant_lost(f.reader_guid.prefix);
+      assert_eq!(matched(&f), 0);
     }
 
     // convoy change 32: a reliable user writer that falls silent after a push

@@ -278,6 +278,11 @@ where
     self.keyed_datawriter.topic()
   }
 
+  /// How many readers this writer is matched with now (convoy change 84).
+  pub fn matched_readers(&self) -> usize {
+    self.keyed_datawriter.matched_readers()
+  }
+
   /// Publisher this DataWriter is connected to.
   ///
   /// # Examples

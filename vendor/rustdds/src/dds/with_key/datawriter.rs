@@ -322,8 +322,10 @@ where
   ///
   /// data_writer.refresh_manual_liveliness();
   /// ```
+  // convoy change 85: the writer's own QoS is read in place on every write,
+  // not cloned (a clone with its partition strings per write).
   pub fn refresh_manual_liveliness(&self) {
-    if let Some(lv) = self.qos().liveliness {
+    if let Some(lv) = self.qos_policy.liveliness {
       match lv {
         Liveliness::Automatic { .. } | Liveliness::ManualByTopic { .. } => (),
         Liveliness::ManualByParticipant { .. } => {
@@ -398,7 +400,10 @@ where
     // Admission allocates the sequence number and stores the sample only if the
     // reliable send window has room; otherwise it blocks up to
     // `reliable_max_blocking_time` and then returns WouldBlock (back-pressure).
-    let timeout = self.qos().reliable_max_blocking_time().map(|d| d.to_std());
+    let timeout = self
+      .qos_policy
+      .reliable_max_blocking_time()
+      .map(|d| d.to_std());
     match self
       .send_buffer
       .admit_blocking_telling(write_options, ddsdata, timeout, &|| self.ring_doorbell())
@@ -689,6 +694,13 @@ where
   /// ```
   pub fn topic(&self) -> &Topic {
     &self.my_topic
+  }
+
+  /// convoy change 84: how many readers this writer is matched with now (as
+  /// its RTPS writer has them: same topic, compatible QoS and partitions).
+  /// Cheap enough to ask on every write.
+  pub fn matched_readers(&self) -> usize {
+    self.send_buffer.fast_push().matched_readers()
   }
 
   /// Publisher assigned to this DataWriter

@@ -1,11 +1,13 @@
 use std::io;
 
 use bytes::Bytes;
-use speedy::{Context, Error, Readable, Writable, Writer};
+use speedy::{Context, Error, Writable, Writer};
 use enumflags2::BitFlags;
 
 use crate::{
-  messages::submessages::{elements::parameter_list::ParameterList, submessages::*},
+  messages::submessages::{
+    elements::parameter_list::ParameterList, field_reader::FieldReader, submessages::*,
+  },
   serialization::{padding_needed_for_alignment_4, round_up_to_4},
   structure::{guid::EntityId, sequence_number::SequenceNumber},
 };
@@ -55,21 +57,14 @@ impl Data {
   /// requires info from submessage header. Required information is  expect_qos
   /// and expect_payload, which are told on submessage header flags.
   pub fn deserialize_data(buffer: &Bytes, flags: BitFlags<DATA_Flags>) -> io::Result<Self> {
-    let mut cursor = io::Cursor::new(&buffer);
-    let endianness = endianness_flag(flags.bits());
+    let mut fields = FieldReader::new(buffer, endianness_flag(flags.bits()));
     let map_speedy_err = |p: Error| io::Error::other(p);
 
-    let _extra_flags =
-      u16::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor).map_err(map_speedy_err)?;
-    let octets_to_inline_qos =
-      u16::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor).map_err(map_speedy_err)?;
-    let reader_id = EntityId::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-      .map_err(map_speedy_err)?;
-    let writer_id = EntityId::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-      .map_err(map_speedy_err)?;
-    let sequence_number =
-      SequenceNumber::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-        .map_err(map_speedy_err)?;
+    let _extra_flags = fields.read::<u16>().map_err(map_speedy_err)?;
+    let octets_to_inline_qos = fields.read::<u16>().map_err(map_speedy_err)?;
+    let reader_id = fields.read::<EntityId>().map_err(map_speedy_err)?;
+    let writer_id = fields.read::<EntityId>().map_err(map_speedy_err)?;
+    let sequence_number = fields.read::<SequenceNumber>().map_err(map_speedy_err)?;
 
     let expect_qos = flags.contains(DATA_Flags::InlineQos);
     let expect_data = flags.contains(DATA_Flags::Data) || flags.contains(DATA_Flags::Key);
@@ -99,16 +94,16 @@ impl Data {
       // always zero.
 
       // Nevertheless, skip over that extra data, if we are told such exists.
-      cursor.set_position(cursor.position() + u64::from(extra_octets));
+      fields.skip(usize::from(extra_octets));
 
-      if cursor.position() > buffer.len().try_into().unwrap() {
+      if fields.position() > buffer.len() {
         // octets_to_inline_qos told us to skip past the end of the message.
         // This is a malformed message.
         return Err(io::Error::new(
           io::ErrorKind::InvalidData,
           format!(
             "DATA submessage octets_to_inline_qos points to byte {}, but message len={}.",
-            cursor.position(),
+            fields.position(),
             buffer.len()
           ),
         ));
@@ -117,10 +112,7 @@ impl Data {
 
     // read the inline Qos
     let parameter_list = if expect_qos {
-      Some(
-        ParameterList::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-          .map_err(map_speedy_err)?,
-      )
+      Some(fields.read::<ParameterList>().map_err(map_speedy_err)?)
     } else {
       None
     };
@@ -129,7 +121,7 @@ impl Data {
     // alignment padding, but at least a CDR decoder should be able to cope with
     // that.
     let serialized_payload = if expect_data {
-      Some(buffer.clone().split_off(cursor.position() as usize))
+      Some(buffer.clone().split_off(fields.position()))
     } else {
       None
     };

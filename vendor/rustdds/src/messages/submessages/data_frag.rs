@@ -2,12 +2,14 @@ use std::io;
 
 #[allow(unused_imports)]
 use log::{debug, error, info, trace, warn};
-use speedy::{Context, Error, Readable, Writable, Writer};
+use speedy::{Context, Error, Writable, Writer};
 use enumflags2::BitFlags;
 use bytes::Bytes;
 
 use crate::{
-  messages::submessages::{elements::parameter_list::ParameterList, submessages::*},
+  messages::submessages::{
+    elements::parameter_list::ParameterList, field_reader::FieldReader, submessages::*,
+  },
   structure::{
     guid::EntityId,
     sequence_number::{FragmentNumber, SequenceNumber},
@@ -112,29 +114,18 @@ impl DataFrag {
   }
 
   pub fn deserialize(buffer: &Bytes, flags: BitFlags<DATAFRAG_Flags>) -> io::Result<Self> {
-    let mut cursor = io::Cursor::new(&buffer);
-    let endianness = endianness_flag(flags.bits());
+    let mut fields = FieldReader::new(buffer, endianness_flag(flags.bits()));
     let map_speedy_err = |p: Error| io::Error::other(p);
 
-    let _extra_flags =
-      u16::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor).map_err(map_speedy_err)?;
-    let octets_to_inline_qos =
-      u16::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor).map_err(map_speedy_err)?;
-    let reader_id = EntityId::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-      .map_err(map_speedy_err)?;
-    let writer_id = EntityId::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-      .map_err(map_speedy_err)?;
-    let writer_sn = SequenceNumber::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-      .map_err(map_speedy_err)?;
-    let fragment_starting_num =
-      FragmentNumber::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-        .map_err(map_speedy_err)?;
-    let fragments_in_submessage =
-      u16::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor).map_err(map_speedy_err)?;
-    let fragment_size =
-      u16::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor).map_err(map_speedy_err)?;
-    let data_size =
-      u32::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor).map_err(map_speedy_err)?;
+    let _extra_flags = fields.read::<u16>().map_err(map_speedy_err)?;
+    let octets_to_inline_qos = fields.read::<u16>().map_err(map_speedy_err)?;
+    let reader_id = fields.read::<EntityId>().map_err(map_speedy_err)?;
+    let writer_id = fields.read::<EntityId>().map_err(map_speedy_err)?;
+    let writer_sn = fields.read::<SequenceNumber>().map_err(map_speedy_err)?;
+    let fragment_starting_num = fields.read::<FragmentNumber>().map_err(map_speedy_err)?;
+    let fragments_in_submessage = fields.read::<u16>().map_err(map_speedy_err)?;
+    let fragment_size = fields.read::<u16>().map_err(map_speedy_err)?;
+    let data_size = fields.read::<u32>().map_err(map_speedy_err)?;
 
     let expect_qos = flags.contains(DATAFRAG_Flags::InlineQos);
     // let expect_key = flags.contains(DATAFRAG_Flags::Key);
@@ -160,16 +151,16 @@ impl DataFrag {
     // condition to avoid subtract overflow
     if octets_to_inline_qos > rtps_v25_header_size {
       let extra_octets = octets_to_inline_qos - rtps_v25_header_size;
-      cursor.set_position(cursor.position() + u64::from(extra_octets));
+      fields.skip(usize::from(extra_octets));
 
-      if cursor.position() > buffer.len().try_into().unwrap() {
+      if fields.position() > buffer.len() {
         // octets_to_inline_qos told us to skip past the end of the message.
         // This is a malformed message.
         return Err(io::Error::new(
           io::ErrorKind::InvalidData,
           format!(
             "DATAFRAG submessage octets_to_inline_qos points to byte {}, but message len={}.",
-            cursor.position(),
+            fields.position(),
             buffer.len()
           ),
         ));
@@ -177,10 +168,7 @@ impl DataFrag {
     }
 
     let inline_qos = if expect_qos {
-      Some(
-        ParameterList::read_from_stream_unbuffered_with_ctx(endianness, &mut cursor)
-          .map_err(map_speedy_err)?,
-      )
+      Some(fields.read::<ParameterList>().map_err(map_speedy_err)?)
     } else {
       None
     };
@@ -208,7 +196,7 @@ impl DataFrag {
     }
 
     // Payload should be always present, be it data or key fragments.
-    let serialized_payload = buffer.clone().split_off(cursor.position() as usize);
+    let serialized_payload = buffer.clone().split_off(fields.position());
 
     let datafrag = Self {
       reader_id,
