@@ -233,7 +233,9 @@ fn ping_and_report(domain: u32, qos: Option<&QosSpec>, args: &LatencyArgs) -> Re
 
     if let Some(Baseline::Ddsperf) = args.baseline {
         let reference = ddsperf_rows(domain, &args.sizes, args.duration, args.rate)?;
-        println!("\nCycloneDDS ddsperf, same sizes, same machine:");
+        println!(
+            "\nCycloneDDS ddsperf, same sizes, same machine (round trips: ddsperf prints halves):"
+        );
         println!(
             "{:>9} {:>9} {:>9} {:>9} {:>9} {:>10}   {:>12}",
             "size", "p50 us", "p90 us", "p99 us", "max us", "rt/s", "convoy/ddsperf p50"
@@ -410,8 +412,16 @@ fn ddsperf_rows(domain: u32, sizes: &[usize], seconds: f64, rate: f64) -> Result
     Ok(rows)
 }
 
+/// ddsperf prints half of each round trip: its ping records `(now - sent) / 2` per pong
+/// (`update_roundtrip` in CycloneDDS's src/tools/ddsperf/ddsperf.c), a one-way estimate. Its
+/// own count shows it: at full rate one ping is in flight and the next leaves as the pong is
+/// taken, yet `cnt` per second is about half of 1 / p50 (18,700 a second with a p50 of 27 µs,
+/// 2026-11-29). convoy's rows are whole round trips, so ddsperf's figures are doubled.
+const DDSPERF_LATENCY_IS_HALF_A_ROUND_TRIP: f64 = 2.0;
+
 /// Folds ddsperf's per-second lines (`... size 64 mean 29us min 9us 50% 29us 90% 39us 99% 58us
-/// max 2094us cnt 16982`) into one row: medians of the per-second percentiles, the largest max.
+/// max 2094us cnt 16982`) into one row of round trips: medians of the per-second percentiles,
+/// the largest max, each doubled (ddsperf prints half round trips).
 pub fn parse_ddsperf(text: &str, size: usize) -> Option<LatencyRow> {
     let mut p50 = Vec::new();
     let mut p90 = Vec::new();
@@ -437,10 +447,11 @@ pub fn parse_ddsperf(text: &str, size: usize) -> Option<LatencyRow> {
         ) else {
             continue;
         };
-        p50.push(a);
-        p90.push(b);
-        p99.push(c);
-        max = max.max(m);
+        let round_trip = |half: f64| half * DDSPERF_LATENCY_IS_HALF_A_ROUND_TRIP;
+        p50.push(round_trip(a));
+        p90.push(round_trip(b));
+        p99.push(round_trip(c));
+        max = max.max(round_trip(m));
         count += n as u64;
         seconds += 1;
     }
@@ -478,8 +489,9 @@ mod tests {
 ";
         let row = parse_ddsperf(text, 64).expect("a row");
         assert_eq!(row.round_trips, 16982 + 13401);
-        assert_eq!(row.p50_us, 29.067);
-        assert_eq!(row.max_us, 2094.630);
+        // ddsperf's figures are half round trips; the row holds whole ones.
+        assert_eq!(row.p50_us, 2.0 * 29.067);
+        assert_eq!(row.max_us, 2.0 * 2094.630);
         assert!(parse_ddsperf(text, 4096).is_none());
         assert_eq!(row.csv().len(), CSV_HEADER.len());
     }
