@@ -17,6 +17,11 @@
 //! DATA to, and rebuild that only after a change (`generation`). A writer proxy
 //! taken out for a moment and put back (`lend`, `give_back`, once per DATA)
 //! changes nothing there.
+//!
+//! convoy change 86: the message receiver offers a user writer's DATA only to
+//! the readers that matched that very writer (its GUID), so the generation now
+//! moves whenever a reader matches or loses any writer, not only when an
+//! entity id comes or goes.
 
 use std::{
   collections::{btree_map, BTreeMap},
@@ -28,18 +33,18 @@ use crate::{
   structure::guid::{EntityId, GuidPrefix, GUID},
 };
 
-/// Bumped whenever some reader's set of matched writer entity ids changes.
-static ENTITY_SETS_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// Bumped whenever some reader's set of matched writers changes.
+static WRITER_SETS_GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// convoy change 50: the number of changes to any reader's set of matched
-/// writer entity ids so far (in this process). Readers are matched in the
-/// thread that reads this, so a change there is seen by its next read.
+/// convoy changes 50, 86: the number of changes to any reader's set of matched
+/// writers so far (in this process). Readers are matched in the thread that
+/// reads this, so a change there is seen by its next read.
 pub(crate) fn generation() -> u64 {
-  ENTITY_SETS_GENERATION.load(Ordering::Relaxed)
+  WRITER_SETS_GENERATION.load(Ordering::Relaxed)
 }
 
-fn entity_sets_changed() {
-  ENTITY_SETS_GENERATION.fetch_add(1, Ordering::Relaxed);
+fn writer_sets_changed() {
+  WRITER_SETS_GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
 #[derive(Default)]
@@ -87,11 +92,8 @@ impl MatchedWriters {
   pub fn insert(&mut self, guid: GUID, proxy: RtpsWriterProxy) -> Option<RtpsWriterProxy> {
     let previous = self.by_guid.insert(guid, proxy);
     if previous.is_none() {
-      let count = self.entity_counts.entry(guid.entity_id).or_insert(0);
-      *count += 1;
-      if *count == 1 {
-        entity_sets_changed();
-      }
+      *self.entity_counts.entry(guid.entity_id).or_insert(0) += 1;
+      writer_sets_changed();
     }
     previous
   }
@@ -114,9 +116,9 @@ impl MatchedWriters {
       *count.get_mut() -= 1;
       if *count.get() == 0 {
         count.remove();
-        entity_sets_changed();
       }
     }
+    writer_sets_changed();
     Some(removed)
   }
 }
@@ -150,10 +152,10 @@ mod tests {
   }
 
   // Tests running in parallel match readers too, so the generation is only
-  // checked to move. A loan leaves it alone because it leaves the entity
-  // counts alone, which is what is checked for the loan.
+  // checked to move. A loan leaves it alone (it leaves the entity counts
+  // alone, which is what is checked for the loan).
   #[test]
-  fn the_generation_moves_when_an_entity_id_comes_or_goes_and_a_loan_keeps_it_matched() {
+  fn the_generation_moves_when_a_writer_comes_or_goes_and_a_loan_keeps_it_matched() {
     let entity = EntityId::SEDP_BUILTIN_SUBSCRIPTIONS_WRITER;
     let a = GUID::new(GuidPrefix::new(&[3; 12]), entity);
     let b = GUID::new(GuidPrefix::new(&[4; 12]), entity);
@@ -165,8 +167,18 @@ mod tests {
     assert!(writers.contains_entity(entity), "still matched while lent");
     assert!(writers.give_back(a, lent).is_none());
     assert_eq!(writers.len(), 1);
+    let before = generation();
     writers.insert(b, proxy(b));
+    assert!(
+      generation() > before,
+      "a second writer of the entity id (change 86)"
+    );
+    let before = generation();
     writers.remove(&a);
+    assert!(
+      generation() > before,
+      "a writer gone, another of its entity id left"
+    );
     assert!(writers.contains_entity(entity), "b is still matched");
     let before = generation();
     writers.remove(&b);

@@ -131,9 +131,9 @@ pub(crate) struct MessageReceiver {
   // convoy change 54: writer and reader submessages handled that were not an
   // SPDP repeat (see `news`).
   news: Cell<u64>,
-  // convoy change 50: the readers a DATA with no reader id goes to, per writer
-  // entity id, as of `matched_writers::generation()` = `offer_targets_generation`.
-  offer_targets: BTreeMap<EntityId, Rc<[EntityId]>>,
+  // convoy changes 50, 86: the readers a DATA with no reader id goes to, per
+  // writer, as of `matched_writers::generation()` = `offer_targets_generation`.
+  offer_targets: BTreeMap<GUID, Rc<[EntityId]>>,
   offer_targets_generation: u64,
   security_plugins: Option<SecurityPluginsHandle>,
 
@@ -324,13 +324,21 @@ impl MessageReceiver {
     self.available_readers.remove(&old_reader_guid.entity_id)
   }
 
-  /// convoy change 50: the local readers to offer a DATA from a writer with
-  /// entity id `writer` when it names no reader: those that matched a writer
-  /// with that entity id, and the SPDP and stateless readers for their
-  /// writers. Asking every reader cost a lookup per reader and DATA (an agent
-  /// with 15 peers has ~25 readers; 7% of its receive thread in peer exchange);
-  /// the answer only changes when readers come, go or match.
-  fn offer_targets(&mut self, writer: EntityId) -> Rc<[EntityId]> {
+  /// convoy change 50: the local readers to offer a DATA from `writer` when it
+  /// names no reader. Asking every reader cost a lookup per reader and DATA (an
+  /// agent with 15 peers has ~25 readers; 7% of its receive thread in peer
+  /// exchange); the answer only changes when readers come, go or match.
+  ///
+  /// convoy change 86: a user writer's DATA goes only to the readers that
+  /// matched that writer. Offering it to every reader that matched a writer
+  /// with its entity id (in any participant) handed each agent's state, sent
+  /// once to the multicast group, to all of a receiving agent's peer-state
+  /// readers (every agent's state writer has the same entity id): N-1 readers
+  /// each took the sample apart and dropped it for want of a writer proxy, N
+  /// times a frame. Built-in readers keep the entity-id rule: they take
+  /// discovery data from writers they have not matched yet, and the SPDP and
+  /// stateless readers have no writers at all.
+  fn offer_targets(&mut self, writer: GUID) -> Rc<[EntityId]> {
     let generation = matched_writers::generation();
     if generation != self.offer_targets_generation {
       self.offer_targets.clear();
@@ -339,20 +347,25 @@ impl MessageReceiver {
     if let Some(targets) = self.offer_targets.get(&writer) {
       return Rc::clone(targets);
     }
+    let user_writer = writer.entity_id.entity_kind.is_user_defined();
+    let writer_id = writer.entity_id;
     let targets: Rc<[EntityId]> = self
       .available_readers
       .values()
       .filter(|target_reader| {
+        if user_writer {
+          return target_reader.has_matched_writer(&writer);
+        }
         // Reader must contain the writer
-        target_reader.contains_writer(writer)
+        target_reader.contains_writer(writer_id)
           // But there are two exceptions:
           // 1. SPDP reader must read from unknown SPDP writers
           //  TODO: This logic here is uglyish. Can we just inject a
           //  presupposed writer (proxy) to the built-in reader as it is created?
-          || (writer == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER
+          || (writer_id == EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER
             && target_reader.entity_id() == EntityId::SPDP_BUILTIN_PARTICIPANT_READER)
           // 2. ParticipantStatelessReader does not contain any writers, since it is stateless
-          || (writer == EntityId::P2P_BUILTIN_PARTICIPANT_STATELESS_WRITER
+          || (writer_id == EntityId::P2P_BUILTIN_PARTICIPANT_STATELESS_WRITER
             && target_reader.entity_id() == EntityId::P2P_BUILTIN_PARTICIPANT_STATELESS_READER)
       })
       .map(Reader::entity_id)
@@ -568,9 +581,12 @@ impl MessageReceiver {
             // to give it to all matched readers. When security is enabled, we do this for
             // topics that have no submessage protection
             if receiver_entity_id == EntityId::UNKNOWN {
-              let sending_writer_entity_id = submessage.sender_entity_id();
+              let sending_writer = GUID {
+                prefix: self.source_guid_prefix,
+                entity_id: submessage.sender_entity_id(),
+              };
 
-              let available_target_entity_ids = self.offer_targets(sending_writer_entity_id);
+              let available_target_entity_ids = self.offer_targets(sending_writer);
 
               match security_plugins_clone {
                 None => {
@@ -1493,6 +1509,125 @@ mod tests {
 
     // Verify the color in the deserialized value is correct
     assert_eq!(deserialized_shape_type.color, "RED");
+  }
+
+  /// A stateful reader on topic "test" with `guid`, for tests that only route
+  /// submessages to it (what it would notify goes nowhere).
+  fn routing_test_reader(guid: GUID) -> Reader {
+    let (notification_sender, notification_receiver) = crate::mio_source::notification_channel(100);
+    let (notification_event_source, poll_event_sender) = mio_source::make_poll_channel().unwrap();
+    let (status_sender, status_receiver) = sync_status_channel::<DataReaderStatus>(4).unwrap();
+    let (participant_status_sender, participant_status_receiver) = sync_status_channel(16).unwrap();
+    let (command_sender, command_receiver) = wake_channel::<ReaderCommand>(10, &LoopWaker::new());
+    // The other ends live as long as the test process: the reader's sends to
+    // them must not fail.
+    std::mem::forget((
+      notification_receiver,
+      notification_event_source,
+      status_receiver,
+      participant_status_receiver,
+      command_sender,
+    ));
+    let qos_policy = QosPolicies::qos_none();
+    let dds_cache = Arc::new(RwLock::new(DDSCache::new()));
+    let topic_cache_handle = dds_cache.write().unwrap().add_new_topic(
+      "test".to_string(),
+      TypeDesc::new("test".to_string()),
+      &qos_policy,
+    );
+    Reader::new(
+      ReaderIngredients {
+        guid,
+        notification_sender,
+        status_sender,
+        topic_name: "test".to_string(),
+        topic_cache_handle,
+        like_stateless: false,
+        qos_policy,
+        data_reader_command_receiver: command_receiver,
+        data_reader_waker: Arc::new(Mutex::new(None)),
+        poll_event_sender,
+        security_plugins: None,
+        discovery_notify: None,
+      },
+      Rc::new(UDPSender::new_with_random_port().unwrap()),
+      new_shared_timer(),
+      participant_status_sender,
+    )
+  }
+
+  // convoy change 86: a user writer's DATA sent to no reader in particular (to
+  // a multicast group) is offered only to the readers that matched that writer,
+  // not to every reader that matched some writer with its entity id; built-in
+  // readers keep the entity-id rule.
+  #[test]
+  fn a_user_writers_data_is_offered_only_to_readers_that_matched_that_writer() {
+    let own = GuidPrefix::new(&[9; 12]);
+    let waker = LoopWaker::new();
+    let (acknack_sender, _acknacks) = wake_channel(8, &waker);
+    let (spdp_liveness_sender, _liveness) = wake_channel(8, &waker);
+    let mut receiver = MessageReceiver::new(
+      own,
+      acknack_sender,
+      spdp_liveness_sender,
+      None,
+      Rc::new(RefCell::new(InterfaceObservations::new())),
+    );
+    // Every agent's state writer has the same entity id, in its own participant.
+    let state_writer =
+      EntityId::create_custom_entity_id([0, 1, 0], EntityKind::WRITER_NO_KEY_USER_DEFINED);
+    let car = |n: u8| GUID::new(GuidPrefix::new(&[n; 12]), state_writer);
+    let reader_of =
+      |n: u8| EntityId::create_custom_entity_id([0, 2, n], EntityKind::READER_NO_KEY_USER_DEFINED);
+    for n in [1, 2] {
+      let mut reader = routing_test_reader(GUID::new(own, reader_of(n)));
+      reader.matched_writer_add(
+        car(n),
+        EntityId::UNKNOWN,
+        vec![],
+        vec![],
+        &QosPolicies::qos_none(),
+      );
+      receiver.add_reader(reader);
+    }
+    assert_eq!(&*receiver.offer_targets(car(1)), &[reader_of(1)]);
+    assert_eq!(&*receiver.offer_targets(car(2)), &[reader_of(2)]);
+    assert!(
+      receiver.offer_targets(car(3)).is_empty(),
+      "a writer nobody matched"
+    );
+
+    // Matching a writer is seen by the next offer (the cached answer was empty).
+    receiver
+      .reader_mut(reader_of(1))
+      .unwrap()
+      .matched_writer_add(
+        car(3),
+        EntityId::UNKNOWN,
+        vec![],
+        vec![],
+        &QosPolicies::qos_none(),
+      );
+    assert_eq!(&*receiver.offer_targets(car(3)), &[reader_of(1)]);
+
+    // A discovery reader takes announcements from writers it has not matched.
+    let sedp_reader = EntityId::SEDP_BUILTIN_PUBLICATIONS_READER;
+    let sedp_writer = |n: u8| {
+      GUID::new(
+        GuidPrefix::new(&[n; 12]),
+        EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER,
+      )
+    };
+    let mut reader = routing_test_reader(GUID::new(own, sedp_reader));
+    reader.matched_writer_add(
+      sedp_writer(1),
+      EntityId::UNKNOWN,
+      vec![],
+      vec![],
+      &QosPolicies::qos_none(),
+    );
+    receiver.add_reader(reader);
+    assert_eq!(&*receiver.offer_targets(sedp_writer(4)), &[sedp_reader]);
   }
 
   #[test]
