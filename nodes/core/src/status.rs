@@ -8,6 +8,9 @@
 //! acknowledge until the (longer) DDS participant lease lapses, and a lockstep run or a
 //! reassigned sensor stalls meanwhile.
 //!
+//! Nodes beat eight times a lease, four times a second under the default 2 s lease and at
+//! least once a second under a long one ([`beat_period`]).
+//!
 //! Agents do not watch: every node beats four times a second, so with every node reading
 //! every beat the status traffic grows with the square of the nodes (64 agents: 65 x 64 beats
 //! and as many acknowledgements, 33,000 datagrams a second, which kept a 64-agent run on two
@@ -24,8 +27,21 @@ use crate::messages::{Counter, NodeRole, NodeStatus};
 use crate::node::hostname;
 use crate::topics;
 
-/// How often a node repeats its status. Well inside the default 2 s lease.
+/// How often a node repeats its status under the default 2 s lease (and at most: see
+/// [`beat_period`]).
 pub const BEAT: Duration = Duration::from_millis(250);
+
+/// The longest status period, however long the lease: counters and a sensor node's load
+/// reach the coordinator at least this often.
+pub const LONGEST_BEAT: Duration = Duration::from_secs(1);
+
+/// How often a node beats under `lease`: eight beats a lease, between [`BEAT`] and
+/// [`LONGEST_BEAT`]. A long lease is what large runs set (the lockstep bench gives 64 agents
+/// 16 s), and four beats a second from each of their nodes were a tenth of the datagrams of a
+/// 64-agent frame on two cores, to keep a 16 s lease alive.
+pub fn beat_period(lease: Duration) -> Duration {
+    (lease / 8).clamp(BEAT, LONGEST_BEAT)
+}
 
 /// The status lease when the scenario does not set one (DESIGN.md: 2 s).
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(2);
@@ -157,13 +173,15 @@ impl StatusBeacon {
 
     /// Whether the next [`StatusBeacon::beat`] writes: counters worth gathering only then.
     pub fn due(&self) -> bool {
-        self.last.is_none_or(|last| last.elapsed() >= BEAT)
+        let period = beat_period(self.lease);
+        self.last.is_none_or(|last| last.elapsed() >= period)
     }
 
     /// How long until the next [`StatusBeacon::beat`] writes (zero when one is due).
     pub fn until_due(&self) -> Duration {
+        let period = beat_period(self.lease);
         self.last
-            .map_or(Duration::ZERO, |last| BEAT.saturating_sub(last.elapsed()))
+            .map_or(Duration::ZERO, |last| period.saturating_sub(last.elapsed()))
     }
 
     /// Writes the status when a beat is due, and drops the DDS participants of nodes that
@@ -219,7 +237,7 @@ impl StatusBeacon {
         // This node's own stall is not the peers' silence (see OwnAbsence).
         self.absence.forgive(
             now,
-            BEAT + lease / 4,
+            beat_period(lease) + lease / 4,
             self.seen.values_mut().map(|(_, at)| at),
         );
         let gone: Vec<String> = self
@@ -282,4 +300,20 @@ pub fn world_mismatch(own: &[(String, u64)], status: &NodeStatus) -> Option<Stri
     theirs.keys().find(|n| !ours.contains_key(*n)).map(|name| {
         format!("{who} loads map file '{name}', which the coordinator's scenario does not name")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_beat_eight_times_a_lease_within_bounds() {
+        assert_eq!(beat_period(DEFAULT_LEASE), BEAT);
+        assert_eq!(beat_period(Duration::from_millis(500)), BEAT);
+        assert_eq!(
+            beat_period(Duration::from_secs(4)),
+            Duration::from_millis(500)
+        );
+        assert_eq!(beat_period(Duration::from_secs(16)), LONGEST_BEAT);
+    }
 }
