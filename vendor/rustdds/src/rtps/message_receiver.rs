@@ -1420,50 +1420,7 @@ mod tests {
     let entity =
       EntityId::create_custom_entity_id([0, 0, 0], EntityKind::READER_WITH_KEY_USER_DEFINED);
     let reader_guid = GUID::new_with_prefix_and_id(target_gui_prefix, entity);
-
-    let (notification_sender, _notification_receiver) =
-      crate::mio_source::notification_channel(100);
-    let (_notification_event_source, notification_event_sender) =
-      mio_source::make_poll_channel().unwrap();
-    let data_reader_waker = Arc::new(Mutex::new(None));
-
-    let (status_sender, _status_receiver) = sync_status_channel::<DataReaderStatus>(4).unwrap();
-    let (participant_status_sender, _participant_status_receiver) =
-      sync_status_channel(16).unwrap();
-
-    let (_reader_command_sender, reader_command_receiver) =
-      wake_channel::<ReaderCommand>(10, &LoopWaker::new());
-
-    let qos_policy = QosPolicies::qos_none();
-
-    let dds_cache = Arc::new(RwLock::new(DDSCache::new()));
-
-    let topic_cache_handle = dds_cache.write().unwrap().add_new_topic(
-      "test".to_string(),
-      TypeDesc::new("test".to_string()),
-      &qos_policy,
-    );
-    let reader_ing = ReaderIngredients {
-      guid: reader_guid,
-      notification_sender,
-      status_sender,
-      topic_name: "test".to_string(),
-      topic_cache_handle: topic_cache_handle.clone(),
-      like_stateless: false,
-      qos_policy,
-      data_reader_command_receiver: reader_command_receiver,
-      data_reader_waker: data_reader_waker.clone(),
-      poll_event_sender: notification_event_sender,
-      security_plugins: None,
-      discovery_notify: None,
-    };
-
-    let mut new_reader = Reader::new(
-      reader_ing,
-      Rc::new(UDPSender::new_with_random_port().unwrap()),
-      new_shared_timer(),
-      participant_status_sender,
-    );
+    let mut new_reader = routing_test_reader(reader_guid);
 
     // Add info of the writer to the reader
     new_reader.matched_writer_add(
@@ -1511,7 +1468,7 @@ mod tests {
     assert_eq!(deserialized_shape_type.color, "RED");
   }
 
-  /// A stateful reader on topic "test" with `guid`, for tests that only route
+  /// A stateful reader on topic "test" with `guid`, for tests that route
   /// submessages to it (what it would notify goes nowhere).
   fn routing_test_reader(guid: GUID) -> Reader {
     let (notification_sender, notification_receiver) = crate::mio_source::notification_channel(100);
