@@ -65,7 +65,7 @@ noise = 0.0
 [[agents]]
 id = "lead"
 start = {{ x = 20.0, y = 0.0 }}
-controller = {{ kind = "waypoints", speed = 6.0, path = [[20.0, 0.0], [900.0, 0.0]] }}
+controller = {{ kind = "waypoints", speed = 6.8, path = [[20.0, 0.0], [900.0, 0.0]] }}
 "#
     )
 }
@@ -150,7 +150,8 @@ fn due_frames_helper_matches_the_hand_count() {
 
 /// Checks that the samples of `headers` (as received) are stamped with their frame's simulation
 /// time, and that their frames are exactly `expected` from the first frame received on (the
-/// test's reader may match a few frames after the run started).
+/// test's reader may match after the run started: it is not part of the lockstep, and the run
+/// does not wait for it), for at least half of the run.
 fn assert_frames<'a>(
     what: &str,
     headers: impl IntoIterator<Item = &'a SensorHeader>,
@@ -174,7 +175,7 @@ fn assert_frames<'a>(
     let tail: Vec<u64> = expected.iter().copied().filter(|f| *f >= first).collect();
     assert_eq!(got, tail, "{what}: frames received vs due");
     assert!(
-        got.len() * 10 >= expected.len() * 9,
+        got.len() * 2 >= expected.len(),
         "{what}: only {} of {} samples (first at frame {first})",
         got.len(),
         expected.len()
@@ -188,7 +189,11 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
     let d = domain::SENSORS_SYNC;
     let (dir, path) = scratch("sync", 2.0);
     let log = dir.join("states.jsonl");
-    let frames = 200u64;
+    // Long enough that a reader which matches late still checks most of the run: under CI
+    // load the test's readers matched the sensor node's writers about a hundred frames in
+    // ("first at frame 104", "first at frame 112"; the run does not wait for them), while
+    // the lockstep ran a few hundred frames a second.
+    let frames = 1000u64;
     let n = node(d);
     let mut gnss: Subscriber<GnssFix> = sub(&n, "gnss");
     let mut odom: Subscriber<Odometry> = sub(&n, "odom");
@@ -274,7 +279,7 @@ fn samples_fire_on_simulation_time_from_their_own_frames_states() {
             m.detections[0].range
         );
     }
-    // Ego drives 1 m/s faster than the lead: the range shrinks.
+    // Ego drives 0.2 m/s faster than the lead: the range shrinks (by 10 m over the run).
     assert!(
         got_radar.first().map(|m| m.detections[0].range)
             > got_radar.last().map(|m| m.detections[0].range)
