@@ -1,5 +1,5 @@
 //! Every node's presence on `convoy/nodes`: a NodeStatus written at start and then every
-//! [`BEAT`], so the coordinator's registry sees it alive; silence past the scenario's lease
+//! [`beat_period`], so the coordinator's registry sees it alive; silence past the scenario's lease
 //! means the node is gone (a killed process stops beating at once).
 //!
 //! The beacon of every node but an agent also watches the other nodes' beats. When one falls
@@ -11,8 +11,8 @@
 //! Nodes beat eight times a lease, four times a second under the default 2 s lease and at
 //! least once a second under a long one ([`beat_period`]).
 //!
-//! Agents do not watch: every node beats four times a second, so with every node reading
-//! every beat the status traffic grows with the square of the nodes (64 agents: 65 x 64 beats
+//! Agents do not watch: every node beats (four times a second under the default lease), so
+//! with every node reading every beat the status traffic grows with the square of the nodes (64 agents: 65 x 64 beats
 //! and as many acknowledgements, 33,000 datagrams a second, which kept a 64-agent run on two
 //! cores from getting through start-up). What an agent writes is read by the coordinator, by
 //! tools and, peer to peer, by other agents; a KEEP_LAST writer whose reader stopped answering

@@ -429,6 +429,7 @@ pub fn parse_ddsperf(text: &str, size: usize) -> Option<LatencyRow> {
     let mut max: f64 = 0.0;
     let mut count = 0u64;
     let mut seconds = 0u64;
+    let round_trip = |half: f64| half * DDSPERF_LATENCY_IS_HALF_A_ROUND_TRIP;
     for line in text.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         let value = |key: &str| -> Option<f64> {
@@ -447,7 +448,6 @@ pub fn parse_ddsperf(text: &str, size: usize) -> Option<LatencyRow> {
         ) else {
             continue;
         };
-        let round_trip = |half: f64| half * DDSPERF_LATENCY_IS_HALF_A_ROUND_TRIP;
         p50.push(round_trip(a));
         p90.push(round_trip(b));
         p99.push(round_trip(c));

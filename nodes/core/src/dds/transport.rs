@@ -417,14 +417,14 @@ fn parse_ack_hold(value: &str) -> Result<Option<Duration>, TransportError> {
     .map(Some)
 }
 
-/// How long an acknowledgement may wait (`CONVOY_ACK_HOLD`, `CONVOY_ACK_RIDE`): a duration of
-/// at most 100 ms; `expected` says what else `var` takes.
 /// The bounds of [`DDS_LEASE_ENV`]: rustdds's shortest (two SPDP announcement periods); at
 /// most ten minutes (a dead node's participant is kept that long by nodes that do not watch
 /// statuses).
 const MIN_DDS_LEASE: Duration = rustdds::MIN_PARTICIPANT_LEASE;
 const MAX_DDS_LEASE: Duration = Duration::from_secs(600);
 
+/// How long an acknowledgement may wait (`CONVOY_ACK_HOLD`, `CONVOY_ACK_RIDE`): a duration of
+/// at most 100 ms; `expected` says what else `var` takes.
 fn parse_hold(var: &'static str, value: &str, expected: &str) -> Result<Duration, TransportError> {
     match parse_period(value) {
         Some(hold) if hold <= Duration::from_millis(100) => Ok(hold),
