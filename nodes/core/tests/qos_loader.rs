@@ -933,6 +933,8 @@ fn unreadable_file_is_named() {
     );
     assert_eq!(e.line(), None);
     assert!(matches!(e, QosError::Io { .. }));
+    // Said once: a node prints an error with its sources.
+    assert!(std::error::Error::source(&e).is_none(), "{e}");
 
     // A directory is not a file either.
     let e = match QosSet::load(&QosSpec::parse(&fixture("").display().to_string())) {

@@ -8,11 +8,12 @@
 /// Why a QoS file, library or profile cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum QosError {
-    #[error("{file}: cannot read QoS file: {source}")]
+    /// The reason is in the message, not a `source()`: the nodes print an error with its
+    /// chain of sources, which said the reason twice.
+    #[error("{file}: cannot read QoS file: {reason}")]
     Io {
         file: String,
-        #[source]
-        source: std::io::Error,
+        reason: std::io::Error,
     },
 
     #[error("{file}:{line}: malformed XML: {message}")]

@@ -380,9 +380,9 @@ fn read(path: &Path) -> Result<(String, String), QosError> {
     let label = path.display().to_string();
     match std::fs::read_to_string(path) {
         Ok(text) => Ok((text, label)),
-        Err(source) => Err(QosError::Io {
+        Err(reason) => Err(QosError::Io {
             file: label,
-            source,
+            reason,
         }),
     }
 }

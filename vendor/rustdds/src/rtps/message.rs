@@ -4,7 +4,7 @@ use std::{cmp::min, collections::BTreeSet, io};
 use log::{debug, error, trace, warn};
 use speedy::{Context, Endianness, Readable, Writable, Writer};
 use enumflags2::BitFlags;
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 
 use crate::{
   dds::ddsdata::DDSData,
@@ -134,18 +134,47 @@ impl Message {
     let mut message = Self::new(rtps_header);
     let mut submessages_left: Bytes = buffer.slice(20..); // header is 20 bytes
     let mut for_another = false;
+    // convoy change 90: an INFO_DST naming another participant is held back,
+    // unread, and added only if a submessage that is read follows it while it
+    // is in force. The ACKNACKs riding a group datagram (change 74) come each
+    // behind an INFO_DST naming the writer's participant: every member of the
+    // group read every one of them into a submessage of its own (1,000 a frame
+    // for each of 64 lockstep agents) to learn that the ACKNACK after it was
+    // not its business.
+    let mut held_destination: Option<(GuidPrefix, u8)> = None;
+    // Skipping changes what a signed message's MAC covers: none after an
+    // SRTPS_PREFIX (RTPS protection, DDS Security).
+    let mut may_skip = own.is_some();
     // submessage loop
     while !submessages_left.is_empty() {
-      if for_another && skip_reader_submessage(&mut submessages_left) {
-        continue;
+      if may_skip && submessages_left.first() == Some(&SRTPS_PREFIX) {
+        may_skip = false;
+      }
+      if may_skip {
+        if let Some(destination) = own.and_then(|own| destination_elsewhere(&submessages_left, own))
+        {
+          for_another = true;
+          held_destination = Some(destination);
+          submessages_left.advance(INFO_DST_SIZE);
+          continue;
+        }
+        if for_another && skip_reader_submessage(&mut submessages_left) {
+          continue;
+        }
       }
       if let Some(submessage) = Submessage::read_from_buffer(&mut submessages_left)? {
-        if let (
-          Some(own),
-          SubmessageBody::Interpreter(InterpreterSubmessage::InfoDestination(dst, _)),
-        ) = (own, &submessage.body)
+        if let SubmessageBody::Interpreter(InterpreterSubmessage::InfoDestination(dst, _)) =
+          &submessage.body
         {
-          for_another = dst.guid_prefix != GuidPrefix::UNKNOWN && dst.guid_prefix != own;
+          // A later INFO_DST replaces the destination a held one named.
+          held_destination = None;
+          if let Some(own) = own {
+            for_another = dst.guid_prefix != GuidPrefix::UNKNOWN && dst.guid_prefix != own;
+          }
+        } else if let Some((guid_prefix, flags)) = held_destination.take() {
+          message.submessages.push(
+            InfoDestination { guid_prefix }.create_submessage(BitFlags::from_bits_truncate(flags)),
+          );
         }
         message.submessages.push(submessage);
       }
@@ -153,6 +182,30 @@ impl Message {
 
     Ok(message)
   }
+}
+
+/// An INFO_DST: its header and a GuidPrefix.
+const INFO_DST_SIZE: usize = SUBMESSAGE_HEADER_SIZE + 12;
+const SRTPS_PREFIX: u8 = 0x33;
+
+/// convoy change 90: the participant and flags of the well-formed INFO_DST at
+/// the start of `buffer` if it names a participant other than `own` (and not
+/// UNKNOWN, which means any); None for anything else.
+fn destination_elsewhere(buffer: &[u8], own: GuidPrefix) -> Option<(GuidPrefix, u8)> {
+  const INFO_DST: u8 = 0x0e;
+  let [kind, flags, l0, l1, rest @ ..] = buffer else {
+    return None;
+  };
+  let length = if flags & 1 == 1 {
+    u16::from_le_bytes([*l0, *l1])
+  } else {
+    u16::from_be_bytes([*l0, *l1])
+  };
+  if *kind != INFO_DST || usize::from(length) != INFO_DST_SIZE - SUBMESSAGE_HEADER_SIZE {
+    return None;
+  }
+  let prefix = GuidPrefix::new(rest.get(..12)?);
+  (prefix != GuidPrefix::UNKNOWN && prefix != own).then_some((prefix, *flags))
 }
 
 /// convoy change 74: skips the submessage at the start of `buffer` if it is an
@@ -176,7 +229,8 @@ fn skip_reader_submessage(buffer: &mut Bytes) -> bool {
   if length == 0 || total > buffer.len() {
     return false;
   }
-  let _ = buffer.split_to(total);
+  // `advance`, not `split_to`: no piece to count a reference for and drop again.
+  buffer.advance(total);
   true
 }
 
@@ -795,17 +849,48 @@ mod tests {
         })
         .collect()
     };
-    assert_eq!(
-      bases(&Message::read_from_buffer(&bytes).unwrap()),
-      [1, 2, 3]
-    );
+    let all = Message::read_from_buffer(&bytes).unwrap();
+    assert_eq!(bases(&all), [1, 2, 3]);
+    // convoy change 87: each submessage keeps its own bytes, whole and in order.
+    let kept: Vec<u8> = all
+      .submessages
+      .iter()
+      .flat_map(|s| s.original_bytes.clone().unwrap_or_default())
+      .collect();
+    assert_eq!(kept[..], bytes[20..]);
     let for_b = Message::read_from_buffer_for(&bytes, b).unwrap();
     assert_eq!(bases(&for_b), [2, 3]);
-    assert_eq!(for_b.submessages.len(), 4, "both INFO_DSTs are read");
-    assert_eq!(
-      bases(&Message::read_from_buffer_for(&bytes, a).unwrap()),
-      [1]
-    );
+    // convoy change 90: the INFO_DST naming a, with nothing read behind it, is
+    // left out.
+    assert_eq!(for_b.submessages.len(), 3, "b's INFO_DST and its ACKNACKs");
+    let for_a = Message::read_from_buffer_for(&bytes, a).unwrap();
+    assert_eq!(bases(&for_a), [1]);
+    assert_eq!(for_a.submessages.len(), 2, "a's INFO_DST and its ACKNACK");
+
+    // A submessage that is read behind an INFO_DST naming another participant
+    // comes with that INFO_DST, so it is still known not to be ours.
+    let heartbeat = Heartbeat {
+      reader_id: EntityId::UNKNOWN,
+      writer_id: EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER,
+      first_sn: SequenceNumber::new(1),
+      last_sn: SequenceNumber::new(1),
+      count: 1,
+    }
+    .create_submessage(BitFlags::from_flag(HEARTBEAT_Flags::Endianness))
+    .unwrap();
+    let mut message = Message::new(Header::new(GuidPrefix::new(&[3; 12])));
+    for submessage in [to(a), acknack(1), heartbeat] {
+      message.add_submessage(submessage);
+    }
+    let bytes = Bytes::from(message.write_to_vec_fast(Endianness::LittleEndian).unwrap());
+    let for_b = Message::read_from_buffer_for(&bytes, b).unwrap();
+    let kinds: Vec<_> = for_b.submessages.iter().map(|s| s.header.kind).collect();
+    assert_eq!(kinds, [SubmessageKind::INFO_DST, SubmessageKind::HEARTBEAT]);
+    assert!(matches!(
+      &for_b.submessages[0].body,
+      SubmessageBody::Interpreter(InterpreterSubmessage::InfoDestination(dst, _))
+        if dst.guid_prefix == a
+    ));
   }
 
   #[test]

@@ -90,51 +90,29 @@ impl Submessage {
       ));
     };
 
-    // split first submessage to new buffer
-    let mut sub_buffer = buffer.split_to(sub_header_length + sub_content_length);
-    let original_submessage_bytes = sub_buffer.clone();
-    // split tail part (submessage body) to new buffer
-    let sub_content_buffer = sub_buffer.split_off(sub_header_length);
+    // convoy change 87: the submessage's bytes are split off once and kept whole as
+    // `original_bytes`; its body is a slice of them. Each clone of a `Bytes` is an
+    // atomic increment and each drop a decrement, and the builders below each held
+    // a clone of their own (four to seven counter updates per submessage).
+    let sub_buffer = buffer.split_to(sub_header_length + sub_content_length);
+    let sub_content_buffer = sub_buffer.slice(sub_header_length..);
 
     let e = endianness_flag(sub_header.flags);
-    let original_bytes = Some(original_submessage_bytes.clone());
-    let mk_w_subm = move |s: WriterSubmessage| {
-      io::Result::<Option<Self>>::Ok(Some(Submessage {
-        header: sub_header,
-        body: SubmessageBody::Writer(s),
-        original_bytes,
-      }))
+    let mk_w_subm = |s: WriterSubmessage| {
+      io::Result::<Option<SubmessageBody>>::Ok(Some(SubmessageBody::Writer(s)))
     };
-    let original_bytes = Some(original_submessage_bytes.clone());
-    let mk_r_subm = move |s: ReaderSubmessage| {
-      io::Result::<Option<Self>>::Ok(Some(Submessage {
-        header: sub_header,
-        body: SubmessageBody::Reader(s),
-        original_bytes,
-      }))
+    let mk_r_subm = |s: ReaderSubmessage| {
+      io::Result::<Option<SubmessageBody>>::Ok(Some(SubmessageBody::Reader(s)))
     };
-
     #[cfg(feature = "security")]
-    let original_bytes = Some(original_submessage_bytes.clone());
-    #[cfg(feature = "security")]
-    let mk_s_subm = move |s: SecuritySubmessage| {
-      io::Result::<Option<Self>>::Ok(Some(Submessage {
-        header: sub_header,
-        body: SubmessageBody::Security(s),
-        original_bytes,
-      }))
+    let mk_s_subm = |s: SecuritySubmessage| {
+      io::Result::<Option<SubmessageBody>>::Ok(Some(SubmessageBody::Security(s)))
+    };
+    let mk_i_subm = |s: InterpreterSubmessage| {
+      io::Result::<Option<SubmessageBody>>::Ok(Some(SubmessageBody::Interpreter(s)))
     };
 
-    let original_bytes = Some(original_submessage_bytes.clone());
-    let mk_i_subm = move |s: InterpreterSubmessage| {
-      io::Result::<Option<Self>>::Ok(Some(Submessage {
-        header: sub_header,
-        body: SubmessageBody::Interpreter(s),
-        original_bytes,
-      }))
-    };
-
-    match sub_header.kind {
+    let body = match sub_header.kind {
       SubmessageKind::DATA => {
         // Manually implemented deserialization for DATA. Speedy does not quite cut it.
         let f = BitFlags::<DATA_Flags>::from_bits_truncate(sub_header.flags);
@@ -288,7 +266,12 @@ impl Submessage {
         }
         Ok(None)
       }
-    } // match
+    }?; // match
+    Ok(body.map(|body| Submessage {
+      header: sub_header,
+      body,
+      original_bytes: Some(sub_buffer),
+    }))
   }
 }
 

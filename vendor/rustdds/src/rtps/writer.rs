@@ -360,13 +360,26 @@ fn tail_heartbeat_delay_after(push_gap: std::time::Duration) -> std::time::Durat
 /// datagram of its own, so a writer with N readers drew N answers every fourth
 /// sample (64 lockstep agents: 1,000 ACKNACKs a frame); a reader that lacks
 /// something answers any HEARTBEAT, and half the window still asks in time.
+/// convoy change 89: a writer to a group asks when half its window is first
+/// unacknowledged, then not again before three quarters. Its readers' answers
+/// wait for a ride (change 74), up to a frame of a lockstep; meanwhile each
+/// further sample asked again, and a reader that had answered already (its
+/// ride had left) answered once more: at 64 lockstep agents the group carried
+/// two ACKNACKs per reader and writer every eight frames (1,046 a frame), each
+/// read by every member. An answer lost, the asking resumes at three quarters,
+/// and the tail HEARTBEAT asks past half (`tail_heartbeat_may_be_final`).
 pub(crate) fn asks_for_answer(
   unacked: i64,
   window: i64,
   sn: SequenceNumber,
   to_group: bool,
 ) -> bool {
-  unacked * 2 >= window || (!to_group && i64::from(sn) % 4 == 0)
+  if to_group {
+    let half = (window + 1) / 2;
+    unacked == half || unacked * 4 >= window * 3
+  } else {
+    unacked * 2 >= window || i64::from(sn) % 4 == 0
+  }
 }
 
 impl Writer {
@@ -1262,7 +1275,8 @@ impl Writer {
     if self.tail_heartbeats_sent >= TAIL_HEARTBEATS_PER_SILENCE {
       return;
     }
-    if self.handle_heartbeat_tick(false) {
+    let final_flag = self.tail_heartbeat_may_be_final();
+    if self.heartbeat_readers_behind(false, final_flag) {
       self.tail_heartbeats_sent += 1;
       self.tail_heartbeat_scheduled = true;
       self.schedule_timed_event(delay, TimedEvent::TailHeartbeat);
@@ -1444,6 +1458,39 @@ impl Writer {
   /// next periodic heartbeat sooner. Returns `false` when all readers are
   /// caught up.
   pub fn handle_heartbeat_tick(&mut self, is_manual_assertion: bool) -> bool {
+    // Reliable Stateful Writer (that tracks Readers by ReaderProxy) will not set
+    // the final flag.
+    self.heartbeat_readers_behind(is_manual_assertion, false)
+  }
+
+  /// convoy change 88: whether a tail HEARTBEAT (change 32) may go with the
+  /// final flag set, so that only readers that lack a sample answer it: when
+  /// the writer's samples go to a multicast group and less than half its
+  /// window is unacknowledged (the samples' own HEARTBEATs ask no sooner). The tail
+  /// HEARTBEAT is there to reveal a lost last sample, and a reader missing one
+  /// answers any HEARTBEAT; a reader that has everything has nothing to say
+  /// that the writer needs before its samples ask at half the window. Every
+  /// reader of the group answered every tail HEARTBEAT: at 64 lockstep agents
+  /// on two cores a frame that ran twice as long as the writer's shortest drew
+  /// one from most of the 64 state writers, and 63 answers to each.
+  fn tail_heartbeat_may_be_final(&self) -> bool {
+    if !self.pushes_to_group {
+      return false;
+    }
+    let last = self.announced_last_sn(None);
+    let oldest_unacked = self
+      .readers
+      .values()
+      .map(|rp| rp.all_acked_before)
+      .min()
+      .unwrap_or(last);
+    let unacked = i64::from(last) - i64::from(oldest_unacked) + 1;
+    unacked * 2 < self.piggyback_window()
+  }
+
+  /// A HEARTBEAT to the readers that lack something (convoy change 37), asking
+  /// them to answer unless `final_flag`; false when none lacks anything.
+  fn heartbeat_readers_behind(&mut self, is_manual_assertion: bool, final_flag: bool) -> bool {
     if self.like_stateless {
       info!(
         "Ignoring handling heartbeat tick in a stateless-like Writer, since it currently supports \
@@ -1455,9 +1502,6 @@ impl Writer {
     // convoy change 36: a reader may have stopped answering since the last
     // ACKNACK; a writer waiting on it goes on.
     self.refresh_acked_frontier();
-    // Reliable Stateful Writer (that tracks Readers by ReaderProxy) will not set
-    // the final flag.
-    let final_flag = false;
     let liveliness_flag = is_manual_assertion; // RTPS spec "8.3.7.5 Heartbeat"
 
     trace!(
@@ -1616,6 +1660,7 @@ impl Writer {
 
         let mut start_repair = false;
         let mut advanced = false;
+        let mut follows_stream = false;
         let is_volatile = self.qos_policies.is_volatile();
 
         if let Some(reader_proxy) = self.lookup_reader_proxy_mut(reader_guid) {
@@ -1631,6 +1676,7 @@ impl Writer {
           // convoy change 16: a reader's first ACKNACK (its preemptive one on
           // matching) never counts as following the stream.
           let first_acknack = reader_proxy.last_acknack_count.is_none();
+          follows_stream = !first_acknack;
           // convoy change 23
           let newer_count = reader_proxy
             .last_acknack_count
@@ -1744,12 +1790,21 @@ impl Writer {
           // the next sample drew a HEARTBEAT and another ACKNACK: 64 lockstep
           // agents in peer exchange on two cores sent 33 such pairs per agent
           // a frame.
-          let newest_in_flight = reader_proxy.all_acked_before == announced
-            && self.last_push_at.elapsed() < self.tail_heartbeat_delay();
+          let pushing = self.last_push_at.elapsed() < self.tail_heartbeat_delay();
+          let newest_in_flight = reader_proxy.all_acked_before == announced && pushing;
+          // convoy change 91: ... nor, for a writer to a multicast group, when a
+          // reader that follows the stream (not its first ACKNACK) answers late
+          // while the writer goes on pushing: the answers to a group writer wait
+          // for a ride (change 74), up to two of the writer's periods, so one
+          // often lacked the two newest samples, and every such answer drew a
+          // HEARTBEAT by unicast and another answer (27 a frame at 64 lockstep
+          // agents). The samples' own HEARTBEATs tell the reader what there is.
+          let late_answer_to_group = self.pushes_to_group && follows_stream && pushing;
           if an.reader_sn_state.iter().next().is_none()
             && reader_proxy.all_acked_before <= announced
             && !advanced
             && !newest_in_flight
+            && !late_answer_to_group
           {
             let hb_message = MessageBuilder::new()
               .ts_msg(self.endianness, Some(Timestamp::now()))
@@ -3656,6 +3711,15 @@ mod tests {
     assert!(!asks_for_answer(1, 16, sn, true), "not to a group");
     assert!(asks_for_answer(8, 16, SequenceNumber::from(9), true));
     assert!(!asks_for_answer(7, 16, SequenceNumber::from(9), true));
+    // convoy change 89: once at half, then from three quarters on.
+    for unacked in 9..12 {
+      assert!(!asks_for_answer(unacked, 16, SequenceNumber::from(10), true));
+    }
+    for unacked in 12..=16 {
+      assert!(asks_for_answer(unacked, 16, SequenceNumber::from(10), true));
+    }
+    assert!(asks_for_answer(1, 1, SequenceNumber::from(10), true), "a window of one");
+    assert!(asks_for_answer(3, 5, SequenceNumber::from(10), true), "odd: 3 of 5");
   }
 
   // convoy change 70
@@ -4451,6 +4515,63 @@ mod tests {
       f.writer.handle_timed_event(TimedEvent::TailHeartbeat);
       assert_eq!(heartbeats_sent(&f), before);
       assert_eq!(tail_events(&f, TAIL_HEARTBEAT_DELAY * 2), 0);
+    }
+
+    // convoy change 91: a late plain answer from a reader that follows a group
+    // writer's stream draws no HEARTBEAT while the writer pushes; a reader's
+    // first ACKNACK, and one to a writer that sends each reader its own copy,
+    // still do.
+    #[test]
+    fn a_late_answer_to_a_pushing_group_writer_draws_no_heartbeat() {
+      let mut f = Fixture::user(4, 8, None);
+      f.writer.process_pending();
+      f.writer.pushes_to_group = true;
+      f.writer.last_push_at = Instant::now();
+      let heartbeats_sent = |f: &Fixture| f.writer.send_buffer.fast_push().peek_heartbeat_count();
+      let answer = |f: &mut Fixture, base: i64, count: i32| {
+        f.writer.handle_ack_nack(
+          f.reader_guid.prefix,
+          &AckSubmessage::AckNack(AckNack {
+            reader_id: f.reader_guid.entity_id,
+            writer_id: f.writer.my_guid.entity_id,
+            reader_sn_state: SequenceNumberSet::from_base_and_set(
+              SequenceNumber::new(base),
+              &BTreeSet::new(),
+            ),
+            count,
+          }),
+        );
+      };
+      let before = heartbeats_sent(&f);
+      answer(&mut f, 1, 1);
+      assert_eq!(heartbeats_sent(&f), before + 1, "the first ACKNACK is answered");
+      answer(&mut f, 2, 2);
+      assert_eq!(heartbeats_sent(&f), before + 1, "one that moves on is not");
+      answer(&mut f, 2, 3);
+      assert_eq!(heartbeats_sent(&f), before + 1, "nor a late one to a group writer");
+      f.writer.pushes_to_group = false;
+      answer(&mut f, 2, 4);
+      assert_eq!(heartbeats_sent(&f), before + 2, "a late one to a unicast writer is");
+    }
+
+    // convoy change 88: a group writer's tail HEARTBEAT asks for no answer
+    // while less than half its window is unacknowledged; otherwise, and for a
+    // writer that sends each reader its own copy, it asks.
+    #[test]
+    fn a_group_writer_s_tail_heartbeat_asks_only_past_half_its_window() {
+      // KEEP_ALL: a window of 16. A reader that never answered acknowledged
+      // nothing before 0, so n samples are n + 1 unacknowledged, as for the
+      // samples' own HEARTBEATs (`piggyback_wants_reply`).
+      let mut f = Fixture::user(6, 8, None);
+      f.writer.process_pending();
+      assert!(!f.writer.tail_heartbeat_may_be_final(), "unicast: asks");
+      f.writer.pushes_to_group = true;
+      assert!(f.writer.tail_heartbeat_may_be_final(), "7 of 16 unacknowledged");
+
+      let mut f = Fixture::user(7, 8, None);
+      f.writer.process_pending();
+      f.writer.pushes_to_group = true;
+      assert!(!f.writer.tail_heartbeat_may_be_final(), "8 of 16 unacknowledged");
     }
 
     // While the reader's send socket has queued control datagrams, a round
