@@ -352,6 +352,22 @@ fn tail_heartbeat_delay_after(push_gap: std::time::Duration) -> std::time::Durat
   )
 }
 
+/// convoy change 92: how long a writer must have been silent, when its tail
+/// HEARTBEAT's timer fires, for the HEARTBEAT to go (else it waits for the rest
+/// of `delay`): half the fixed TAIL_HEARTBEAT_DELAY (change 32), but the whole
+/// of a delay that follows a slower rhythm (change 70: twice the shortest gap
+/// between pushes). The timer first fires TAIL_HEARTBEAT_DELAY after a push, so
+/// a writer whose pushes came 25-50 ms apart sent its tail HEARTBEAT after 50 ms
+/// of silence, not after twice its rhythm: 64 lockstep agents on two cores
+/// (frames of 35-85 ms) sent 14 a frame to the group, each read by every member.
+fn tail_heartbeat_due_after(delay: std::time::Duration) -> std::time::Duration {
+  if delay > TAIL_HEARTBEAT_DELAY {
+    delay
+  } else {
+    delay / 2
+  }
+}
+
 /// convoy change 17: whether the HEARTBEAT that goes with sample `sn` asks
 /// readers to answer, `unacked` samples of a `window` not acknowledged yet:
 /// when half the window is unacknowledged (the writer would soon wait), and on
@@ -1259,15 +1275,16 @@ impl Writer {
     }
   }
 
-  /// convoy change 32: once the writer has been silent for half the delay, a
-  /// HEARTBEAT that needs an answer goes to the readers if one of them has not
+  /// convoy change 32: once the writer has been silent for half the delay (the
+  /// whole of a delay that follows a slow rhythm, change 92), a HEARTBEAT (that
+  /// needs an answer, but see change 88) goes to the readers if one of them has not
   /// acknowledged everything; again each delay while one is behind, a few
   /// times, then the periodic HEARTBEAT carries on. A writer that keeps pushing
   /// sends none: its samples' own HEARTBEATs reveal any gap.
   fn tail_heartbeat(&mut self) {
     let silent = self.last_push_at.elapsed();
     let delay = self.tail_heartbeat_delay();
-    if silent < delay / 2 {
+    if silent < tail_heartbeat_due_after(delay) {
       self.tail_heartbeat_scheduled = true;
       self.schedule_timed_event(delay - silent, TimedEvent::TailHeartbeat);
       return;
@@ -3735,6 +3752,22 @@ mod tests {
       tail_heartbeat_delay_after(D::from_secs(10)),
       D::from(HEARTBEAT_PERIOD_SLOW)
     );
+  }
+
+  // convoy change 92
+  #[test]
+  fn a_slow_writer_s_tail_heartbeat_waits_out_its_whole_delay() {
+    use std::time::Duration as D;
+
+    use super::{tail_heartbeat_delay_after, tail_heartbeat_due_after, TAIL_HEARTBEAT_DELAY};
+    assert_eq!(
+      tail_heartbeat_due_after(TAIL_HEARTBEAT_DELAY),
+      TAIL_HEARTBEAT_DELAY / 2
+    );
+    // Pushes 35 ms apart: 70 ms of silence, not the 50 ms of the timer's first round.
+    let delay = tail_heartbeat_delay_after(D::from_millis(35));
+    assert_eq!(delay, D::from_millis(70));
+    assert_eq!(tail_heartbeat_due_after(delay), delay);
   }
   use std::thread;
 
