@@ -891,6 +891,21 @@ mod tests {
       SubmessageBody::Interpreter(InterpreterSubmessage::InfoDestination(dst, _))
         if dst.guid_prefix == a
     ));
+
+    // Nothing is skipped after an SRTPS_PREFIX: a signed message's MAC covers
+    // every submessage behind it.
+    let mut message = Message::new(Header::new(GuidPrefix::new(&[3; 12])));
+    for submessage in [to(a), acknack(1)] {
+      message.add_submessage(submessage);
+    }
+    let plain = message.write_to_vec_fast(Endianness::LittleEndian).unwrap();
+    // SRTPS_PREFIX, little endian, a 20-byte crypto header of zeros.
+    let mut protected = plain[..20].to_vec();
+    protected.extend_from_slice(&[0x33, 0x01, 20, 0]);
+    protected.extend_from_slice(&[0; 20]);
+    protected.extend_from_slice(&plain[20..]);
+    let for_b = Message::read_from_buffer_for(&Bytes::from(protected), b).unwrap();
+    assert_eq!(bases(&for_b), [1], "the ACKNACK for a is read");
   }
 
   #[test]
