@@ -1,6 +1,6 @@
 //! Every node's presence on `convoy/nodes`: a NodeStatus written at start and then every
-//! [`beat_period`], so the coordinator's registry sees it alive; silence past the scenario's lease
-//! means the node is gone (a killed process stops beating at once).
+//! [`beat_period`], so the coordinator's registry sees it alive; silence past the scenario's
+//! lease means the node is gone (a killed process stops beating at once).
 //!
 //! The beacon of every node but an agent also watches the other nodes' beats. When one falls
 //! silent past the lease, this node tells DDS to drop that node's participant at once:
@@ -12,12 +12,12 @@
 //! least once a second under a long one ([`beat_period`]).
 //!
 //! Agents do not watch: every node beats (four times a second under the default lease), so
-//! with every node reading every beat the status traffic grows with the square of the nodes (64 agents: 65 x 64 beats
-//! and as many acknowledgements, 33,000 datagrams a second, which kept a 64-agent run on two
-//! cores from getting through start-up). What an agent writes is read by the coordinator, by
-//! tools and, peer to peer, by other agents; a KEEP_LAST writer whose reader stopped answering
-//! goes on without it after 200 ms (rustdds change 36), and the coordinator, which watches,
-//! takes a silent agent out of the run.
+//! with every node reading every beat the status traffic grows with the square of the nodes
+//! (64 agents: 65 x 64 beats and as many acknowledgements, 33,000 datagrams a second, which
+//! kept a 64-agent run on two cores from getting through start-up). What an agent writes is
+//! read by the coordinator, by tools and, peer to peer, by other agents; a KEEP_LAST writer
+//! whose reader stopped answering goes on without it after 200 ms (rustdds change 36), and
+//! the coordinator, which watches, takes a silent agent out of the run.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -147,7 +147,9 @@ impl Message {
     let mut may_skip = own.is_some();
     // submessage loop
     while !submessages_left.is_empty() {
-      if may_skip && submessages_left.first() == Some(&SRTPS_PREFIX) {
+      if may_skip
+        && submessages_left.first().copied() == Some(u8::from(SubmessageKind::SRTPS_PREFIX))
+      {
         may_skip = false;
       }
       if may_skip {
@@ -186,46 +188,46 @@ impl Message {
 
 /// An INFO_DST: its header and a GuidPrefix.
 const INFO_DST_SIZE: usize = SUBMESSAGE_HEADER_SIZE + 12;
-const SRTPS_PREFIX: u8 = 0x33;
+
+/// The kind, flags and content length of the submessage header at the start of
+/// `buffer` (the length in the byte order its endianness flag names), for the
+/// skips below that look at a submessage without parsing it.
+fn submessage_head(buffer: &[u8]) -> Option<(u8, u8, usize)> {
+  let [kind, flags, l0, l1, ..] = *buffer else {
+    return None;
+  };
+  let length = if flags & 1 == 1 {
+    u16::from_le_bytes([l0, l1])
+  } else {
+    u16::from_be_bytes([l0, l1])
+  };
+  Some((kind, flags, usize::from(length)))
+}
 
 /// convoy change 90: the participant and flags of the well-formed INFO_DST at
 /// the start of `buffer` if it names a participant other than `own` (and not
 /// UNKNOWN, which means any); None for anything else.
 fn destination_elsewhere(buffer: &[u8], own: GuidPrefix) -> Option<(GuidPrefix, u8)> {
-  const INFO_DST: u8 = 0x0e;
-  let [kind, flags, l0, l1, rest @ ..] = buffer else {
-    return None;
-  };
-  let length = if flags & 1 == 1 {
-    u16::from_le_bytes([*l0, *l1])
-  } else {
-    u16::from_be_bytes([*l0, *l1])
-  };
-  if *kind != INFO_DST || usize::from(length) != INFO_DST_SIZE - SUBMESSAGE_HEADER_SIZE {
+  let (kind, flags, length) = submessage_head(buffer)?;
+  if kind != u8::from(SubmessageKind::INFO_DST) || SUBMESSAGE_HEADER_SIZE + length != INFO_DST_SIZE
+  {
     return None;
   }
-  let prefix = GuidPrefix::new(rest.get(..12)?);
-  (prefix != GuidPrefix::UNKNOWN && prefix != own).then_some((prefix, *flags))
+  let prefix = GuidPrefix::new(buffer.get(SUBMESSAGE_HEADER_SIZE..INFO_DST_SIZE)?);
+  (prefix != GuidPrefix::UNKNOWN && prefix != own).then_some((prefix, flags))
 }
 
 /// convoy change 74: skips the submessage at the start of `buffer` if it is an
 /// ACKNACK or a NACK_FRAG with a length that fits; anything else (or a
 /// malformed one) is left for the full parse.
 fn skip_reader_submessage(buffer: &mut Bytes) -> bool {
-  const ACKNACK: u8 = 0x06;
-  const NACK_FRAG: u8 = 0x12;
-  let [kind, flags, l0, l1, ..] = buffer[..] else {
+  let Some((kind, _, length)) = submessage_head(buffer) else {
     return false;
   };
-  if kind != ACKNACK && kind != NACK_FRAG {
+  if kind != u8::from(SubmessageKind::ACKNACK) && kind != u8::from(SubmessageKind::NACK_FRAG) {
     return false;
   }
-  let length = if flags & 1 == 1 {
-    u16::from_le_bytes([l0, l1])
-  } else {
-    u16::from_be_bytes([l0, l1])
-  };
-  let total = SUBMESSAGE_HEADER_SIZE + usize::from(length);
+  let total = SUBMESSAGE_HEADER_SIZE + length;
   if length == 0 || total > buffer.len() {
     return false;
   }

@@ -1494,15 +1494,7 @@ impl Writer {
     if !self.pushes_to_group {
       return false;
     }
-    let last = self.announced_last_sn(None);
-    let oldest_unacked = self
-      .readers
-      .values()
-      .map(|rp| rp.all_acked_before)
-      .min()
-      .unwrap_or(last);
-    let unacked = i64::from(last) - i64::from(oldest_unacked) + 1;
-    unacked * 2 < self.piggyback_window()
+    self.unacked_through(self.announced_last_sn(None)) * 2 < self.piggyback_window()
   }
 
   /// A HEARTBEAT to the readers that lack something (convoy change 37), asking
@@ -2454,14 +2446,19 @@ impl Writer {
       return true;
     }
     let window = self.piggyback_window();
+    asks_for_answer(self.unacked_through(sn), window, sn, self.pushes_to_group)
+  }
+
+  /// The samples up to `sn` that some reader has not acknowledged (counted from
+  /// the reader furthest behind; `sn` itself included).
+  fn unacked_through(&self, sn: SequenceNumber) -> i64 {
     let oldest_unacked = self
       .readers
       .values()
       .map(|rp| rp.all_acked_before)
       .min()
       .unwrap_or(sn);
-    let unacked = i64::from(sn) - i64::from(oldest_unacked) + 1;
-    asks_for_answer(unacked, window, sn, self.pushes_to_group)
+    i64::from(sn) - i64::from(oldest_unacked) + 1
   }
 
   /// change 17: the samples a piggybacked HEARTBEAT counts against: half of
@@ -4593,8 +4590,8 @@ mod tests {
     #[test]
     fn a_group_writer_s_tail_heartbeat_asks_only_past_half_its_window() {
       // KEEP_ALL: a window of 16. A reader that never answered acknowledged
-      // nothing before 0, so n samples are n + 1 unacknowledged, as for the
-      // samples' own HEARTBEATs (`piggyback_wants_reply`).
+      // nothing before 0, so n samples are n + 1 unacknowledged
+      // (`unacked_through`, as for the samples' own HEARTBEATs).
       let mut f = Fixture::user(6, 8, None);
       f.writer.process_pending();
       assert!(!f.writer.tail_heartbeat_may_be_final(), "unicast: asks");
