@@ -154,7 +154,9 @@ impl Dispatcher {
             None => Some(&mut st.counts.publisher_error),
             Some(_) if st.paused => Some(&mut st.counts.paused),
             Some(true) => Some(&mut st.counts.token_busy),
-            Some(false) if st.queue.len() >= self.capacity => Some(&mut st.counts.queue_full),
+            Some(false) if st.shutdown || st.queue.len() >= self.capacity => {
+                Some(&mut st.counts.queue_full)
+            }
             Some(false) => None,
         };
         if let Some(count) = dropped {
@@ -227,9 +229,10 @@ fn worker(shared: &Shared) {
     }
 }
 
-impl Drop for Dispatcher {
-    /// Lets the workers finish what is queued, then joins them.
-    fn drop(&mut self) {
+impl Dispatcher {
+    /// Lets the workers finish what is queued, then joins them; later jobs are refused as
+    /// queue full. A node calls it before it stops, so its last samples are written.
+    pub fn finish(&mut self) {
         self.shared.lock().shutdown = true;
         self.shared.work.notify_all();
         for handle in self.workers.drain(..) {
@@ -237,5 +240,11 @@ impl Drop for Dispatcher {
                 tracing::error!("sensor publish worker panicked");
             }
         }
+    }
+}
+
+impl Drop for Dispatcher {
+    fn drop(&mut self) {
+        self.finish();
     }
 }

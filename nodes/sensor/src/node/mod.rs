@@ -45,6 +45,9 @@ use frames::Work;
 
 /// The longest the loop blocks without looking at the stop flag and its status.
 const HOUSEKEEPING: Duration = Duration::from_millis(5);
+/// How long a stopping node waits for its readers to acknowledge its last samples (the
+/// launcher's grace before SIGKILL is 3 s, and the final status beat waits up to 0.5 s).
+const LAST_SAMPLES_WAIT: Duration = Duration::from_secs(1);
 /// Dispatcher queue length: room for every sensor of a busy frame and the next.
 const QUEUE_CAPACITY: usize = 256;
 
@@ -257,6 +260,25 @@ pub fn run(config: SensorNodeConfig, stop: Arc<AtomicBool>) -> Result<()> {
             s.set_counters();
             s.beacon.beat()?;
         }
+    }
+    // What is queued is written, and what was written reaches its readers (bounded): a reader
+    // that lost the last frame's samples (a full socket buffer on a loaded machine) gets them
+    // repaired only while this node is still there.
+    s.dispatcher.finish();
+    let deadline = Instant::now() + LAST_SAMPLES_WAIT;
+    let unacknowledged = s
+        .active
+        .iter()
+        .filter(|(_, active)| !active.output.wait_for_acknowledgments(deadline))
+        .map(|(key, _)| format!("{}/{}", key.agent_id, key.sensor_id))
+        .collect::<Vec<_>>();
+    if !unacknowledged.is_empty() {
+        // Not a warning: a reader on a node that stopped first never acknowledges.
+        tracing::info!(
+            "stopping with samples not acknowledged by every reader after {:?}: {}",
+            LAST_SAMPLES_WAIT,
+            unacknowledged.join(", ")
+        );
     }
     // The final counters, for whoever watches NodeStatus (a short run may end between beats).
     s.set_counters();

@@ -4,9 +4,10 @@
 //! kind: a new kind needs its catalogue entry and its model in `sampling.rs`, not a change here.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use convoy_core::dds::Node;
+use convoy_core::dds::{Node, Publisher};
 use convoy_core::messages::{visit_type, Message, MessageVisitor};
 use convoy_core::scenario::SensorSpec;
 use convoy_core::topics::{Topic, TopicClass};
@@ -15,13 +16,40 @@ use crate::dispatcher::Job;
 use crate::sampling::{AnyMessage, Sample};
 use crate::stages::ImageStage;
 
-/// Writes one message of its topic's type and says whether that worked.
-type Writer = Box<dyn Fn(AnyMessage) -> bool + Send + Sync>;
+/// One sensor topic's writer, its message type erased.
+trait Writer: Send + Sync {
+    /// Writes one message of the topic's type and says whether that worked.
+    fn write(&self, message: AnyMessage) -> bool;
+    /// Waits (bounded) until every matched reader acknowledged what was written.
+    fn wait_for_acknowledgments(&self, timeout: Duration) -> bool;
+}
+
+struct TypedWriter<M: Message>(Publisher<M>);
+
+impl<M: Message> Writer for TypedWriter<M> {
+    fn write(&self, message: AnyMessage) -> bool {
+        let publisher = &self.0;
+        let Ok(message) = message.downcast::<M>() else {
+            let (topic, expected) = (publisher.topic(), M::TYPE_NAME);
+            tracing::warn!(
+                "{topic}: the sample is not a {expected} (sampling.rs and the sensor \
+                 catalogue disagree)"
+            );
+            return false;
+        };
+        let written = publisher.write(*message);
+        written.inspect_err(|e| tracing::warn!("{e}")).is_ok()
+    }
+
+    fn wait_for_acknowledgments(&self, timeout: Duration) -> bool {
+        self.0.wait_for_acknowledgments(timeout)
+    }
+}
 
 /// The writers of one sensor, one per output of its kind in catalogue order; None for an
 /// output this sensor does not publish (a camera without depth).
 pub(super) struct Output {
-    writers: Arc<[Option<Writer>]>,
+    writers: Arc<[Option<Box<dyn Writer>>]>,
 }
 
 impl Output {
@@ -37,6 +65,17 @@ impl Output {
         }
         Ok(Output {
             writers: writers.into(),
+        })
+    }
+
+    /// Waits until `deadline` at most for every matched reader to acknowledge what this
+    /// sensor wrote: a node about to stop calls it, so that a reader which lost the last
+    /// samples still gets them repaired (a reliable writer that is gone repairs nothing).
+    /// Whether all were acknowledged.
+    pub(super) fn wait_for_acknowledgments(&self, deadline: Instant) -> bool {
+        self.writers.iter().flatten().fold(true, |all, writer| {
+            let left = deadline.saturating_duration_since(Instant::now());
+            writer.wait_for_acknowledgments(left) && all
         })
     }
 
@@ -57,8 +96,8 @@ impl Output {
             let start = std::time::Instant::now();
             let mut ok = true;
             for (writer, message) in writers.iter().zip(messages) {
-                if let (Some(write), Some(message)) = (writer, message) {
-                    ok &= write(message);
+                if let (Some(writer), Some(message)) = (writer, message) {
+                    ok &= writer.write(message);
                 }
             }
             if let Some((stages, size)) = stages {
@@ -76,23 +115,12 @@ struct OpenWriter<'a> {
 }
 
 impl MessageVisitor for OpenWriter<'_> {
-    type Output = Result<Writer>;
+    type Output = Result<Box<dyn Writer>>;
 
-    fn visit<M: Message>(self) -> Result<Writer> {
+    fn visit<M: Message>(self) -> Result<Box<dyn Writer>> {
         let publisher = self
             .node
             .publisher(&Topic::<M>::new(self.topic, TopicClass::Sensor))?;
-        Ok(Box::new(move |message: AnyMessage| {
-            let Ok(message) = message.downcast::<M>() else {
-                let (topic, expected) = (publisher.topic(), M::TYPE_NAME);
-                tracing::warn!(
-                    "{topic}: the sample is not a {expected} (sampling.rs and the sensor \
-                     catalogue disagree)"
-                );
-                return false;
-            };
-            let written = publisher.write(*message);
-            written.inspect_err(|e| tracing::warn!("{e}")).is_ok()
-        }))
+        Ok(Box::new(TypedWriter(publisher)))
     }
 }
