@@ -301,6 +301,16 @@ impl TopicCache {
       return;
     }
     self.received_reliably_before.remove(&writer);
+    // convoy change 93: nor has any local reader taken anything of it yet. With
+    // the old marks kept, the samples sent again counted as taken up to the
+    // sequence number read before, and an SEDP topic (change 78) dropped them at
+    // its next clean-up, often before discovery read them: a participant that
+    // lapsed and found again never re-matched the other's writers, and 128
+    // lockstep agents in 64 processes on two cores waited for ever on one pair
+    // of processes (2 to 3 runs in 8).
+    for by_writer in self.taken.values_mut().flatten() {
+      by_writer.remove(&writer);
+    }
     if let Some(sn_map) = self.sequence_numbers.remove(&writer) {
       for instant in sn_map.values() {
         if let Some(cc) = self.changes.remove(instant) {
@@ -1077,6 +1087,57 @@ mod tests {
     user.mark_reliably_received_before(user_writer(), SequenceNumber::new(burst + 1));
     user.remove_changes_before(Timestamp::ZERO);
     assert!((user.changes.len() as i64) < burst);
+  }
+
+  // convoy change 93: an SEDP writer matched again sends its announcements
+  // again; what discovery took of them before does not count them as taken.
+  #[test]
+  fn a_restarted_sedp_writer_s_announcements_wait_to_be_taken_again() {
+    let mut topic_cache = TopicCache::new(
+      super::DCPS_PUBLICATION.to_string(),
+      TypeDesc::new("PublicationBuiltinTopicData".to_string()),
+      &crate::discovery::discovery::Discovery::builtin_sedp_reader_qos(),
+    );
+    let discovery_reader = GUID::new(
+      GuidPrefix::new(&[1; 12]),
+      EntityId::SEDP_BUILTIN_PUBLICATIONS_READER,
+    );
+    topic_cache.register_reader(discovery_reader, true);
+    let writer = GUID::new(
+      GuidPrefix::new(&[7; 12]),
+      EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER,
+    );
+    let announce = |topic_cache: &mut TopicCache| {
+      for sn in 1..=8 {
+        topic_cache.add_change(
+          &Timestamp::now(),
+          CacheChange::new(
+            writer,
+            SequenceNumber::new(sn),
+            WriteOptions::default(),
+            DDSData::new(SerializedPayload::new(
+              RepresentationIdentifier::CDR_LE,
+              vec![0; 64],
+            )),
+          ),
+        );
+      }
+      topic_cache.mark_reliably_received_before(writer, SequenceNumber::new(9));
+    };
+    announce(&mut topic_cache);
+    topic_cache.note_taken(discovery_reader, writer, SequenceNumber::new(8));
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    assert!(topic_cache.changes.is_empty(), "taken, so dropped");
+
+    // Its participant lapsed and was found again: the writer sends 1..=8 again.
+    topic_cache.restart_writer(writer);
+    announce(&mut topic_cache);
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    let unread: Vec<i64> = topic_cache
+      .get_changes_in_range_reliable(&BTreeMap::new())
+      .map(|(_, cc)| i64::from(cc.sequence_number))
+      .collect();
+    assert_eq!(unread, (1..=8).collect::<Vec<_>>(), "kept until taken again");
   }
 
   #[test]
