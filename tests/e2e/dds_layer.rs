@@ -636,3 +636,94 @@ fn a_stopped_reader_process_stalls_neither_the_writer_nor_another_reader() {
         "the continued reader got nothing\n{table}"
     );
 }
+
+/// How many reader processes join the running stream, one after another.
+const JOINERS: usize = 6;
+
+/// Readers that join a running stream must cost the writer and the readers already there
+/// nothing. A reader's participant learns of the writer (SEDP) on its own schedule; until it
+/// has, it drops the writer's samples and answers nothing, while the writer already counts it
+/// as matched, with nothing acknowledged. Before vendored rustdds change 94 that shut the
+/// writer's KEEP_LAST 8 window at once: each join stalled a 1 kHz writer 32-56 ms (until its tail
+/// HEARTBEAT drew the joiner's answer), and a joiner slower than max_blocking_time (100 ms), as a
+/// young process on a loaded machine may be, made writes fail and every reader lose those
+/// samples (CI: the sensor node dropped a sample as the test's own readers joined). The writer writes one sample per
+/// millisecond while `convoy topic echo` processes join one at a time; every write succeeds and
+/// the live reader gets every sample.
+#[test]
+fn readers_joining_a_running_stream_cost_it_no_write() {
+    watchdog("joining readers", Duration::from_secs(120));
+    let qos = Arc::new(QosSet::builtin());
+    let d = domain::SLOW_CONSUMER_JOINING;
+    let (camera_node, live_node) = (node(d, "test/camera", &qos), node(d, "test/live", &qos));
+    let writer: Publisher<BenchSample> = camera_node.publisher(&camera()).expect("pub");
+    let mut live = live_reader(&live_node);
+    writer.wait_for_match(1, WAIT).expect("match");
+    handshake(&writer, &mut live, bench(MARKER), WAIT);
+
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let live = drain(live, Arc::clone(&done));
+    let topic = camera().name().to_string();
+    let t0 = Instant::now();
+    let stop_writing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (writes, joined) = std::thread::scope(|scope| {
+        let writing = scope.spawn(|| {
+            let mut writes = Vec::new();
+            let mut next = 0;
+            while !stop_writing.load(std::sync::atomic::Ordering::Relaxed) {
+                let until = Instant::now() + Duration::from_millis(100);
+                let burst =
+                    paced_writes(&writer, next.., bench, Duration::from_millis(1), t0, until);
+                next = burst.last().map_or(next, |w| w.seq + 1);
+                writes.extend(burst);
+            }
+            writes
+        });
+        // Each joiner in turn: started, and matched both ways once it prints a sample.
+        let mut joiners = Vec::new();
+        let mut joined = Vec::new();
+        for _ in 0..JOINERS {
+            let started = t0.elapsed();
+            let (echo, echoed) = ChildGuard::spawn_with_stdout(
+                "topic echo",
+                convoy_tests::convoy_on(d).args(["topic", "echo", &topic, "--json"]),
+            );
+            echoed
+                .recv_timeout(WAIT)
+                .expect("the joining reader printed no sample");
+            joined.push((started, t0.elapsed()));
+            joiners.push((echo, echoed));
+        }
+        // A little more after the last joined.
+        std::thread::sleep(Duration::from_millis(300));
+        stop_writing.store(true, std::sync::atomic::Ordering::Relaxed);
+        let writes = writing.join().expect("writer thread");
+        drop(joiners);
+        (writes, joined)
+    });
+    let acknowledged = writer.wait_for_acknowledgments(WAIT);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let got = live.join().expect("live reader thread");
+
+    let failed: Vec<_> = writes
+        .iter()
+        .filter(|w| !w.ok)
+        .map(|w| (w.seq, w.at))
+        .collect();
+    let slowest = writes.iter().map(|w| w.took).max().unwrap_or_default();
+    eprintln!(
+        "{} writes, slowest {slowest:?}, {} failed {failed:?}; joiners (started, first sample): \
+         {joined:?}; live reader got {}",
+        writes.len(),
+        failed.len(),
+        got.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "writes failed as readers joined: {failed:?}"
+    );
+    assert!(acknowledged, "not every sample acknowledged");
+    let seqs: Vec<u64> = got.iter().map(|(seq, _)| *seq).collect();
+    let wanted: Vec<u64> = writes.iter().map(|w| w.seq).collect();
+    assert_eq!(seqs, wanted, "the live reader's samples");
+}

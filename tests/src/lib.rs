@@ -146,6 +146,7 @@ pub mod domain {
     pub const LOCKSTEP_MULTICAST_OFF: u32 = 139;
     pub const LOCKSTEP_MULTICAST_ON: u32 = 140;
     pub const LAUNCH_NETNS_MULTICAST: u32 = 141;
+    pub const SLOW_CONSUMER_JOINING: u32 = 142;
     pub const SENSORS_ADAPTER: u32 = 120;
 }
 

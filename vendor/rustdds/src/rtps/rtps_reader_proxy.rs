@@ -115,6 +115,12 @@ pub(crate) struct RtpsReaderProxy {
 
   // convoy change 36: when this reader was matched or last sent an ACKNACK.
   pub heard_from_at: Instant,
+
+  // convoy change 94: the reader is still joining (see `joining`) until it
+  // acknowledges past this: what the writer had pushed when it matched the
+  // reader (a VOLATILE writer's pending GAP) and then when the reader first
+  // answered (it had matched the writer by then).
+  pub joins_after: SequenceNumber,
 }
 
 /// convoy change 30: the receive buffer a reader announces in its USER_DATA as
@@ -155,6 +161,7 @@ impl RtpsReaderProxy {
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
       announced_receive_buffer: None,
       heard_from_at: Instant::now(),
+      joins_after: SequenceNumber::zero(),
     }
   }
 
@@ -169,6 +176,15 @@ impl RtpsReaderProxy {
   ) -> bool {
     self.all_acked_before <= last_sent
       && now.saturating_duration_since(self.heard_from_at) > patience
+  }
+
+  /// convoy change 94: the reader has not yet acknowledged what the writer had
+  /// pushed when it matched the reader and when the reader first answered.
+  /// Its participant may not know the writer yet (SEDP reaches the two sides
+  /// at different times): it drops the writer's samples and answers nothing
+  /// until it does, and then has those samples repaired.
+  pub fn joining(&self) -> bool {
+    self.all_acked_before <= self.joins_after
   }
 
   // We get a (discovery) update on the properties of this remote Reader.
@@ -301,6 +317,7 @@ impl RtpsReaderProxy {
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
       announced_receive_buffer: None,
       heard_from_at: Instant::now(),
+      joins_after: SequenceNumber::zero(),
     }
   }
 
@@ -382,6 +399,7 @@ impl RtpsReaderProxy {
       max_datagram_payload: FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE,
       announced_receive_buffer: receive_buffer_from_user_data(&discovered_reader_data.user_data),
       heard_from_at: Instant::now(),
+      joins_after: SequenceNumber::zero(),
     }
   }
 
@@ -1298,5 +1316,26 @@ mod stopped_reader_tests {
     // It answers again: back in.
     rp.heard_from_at = later;
     assert!(!rp.stopped_answering(SequenceNumber::new(5), later, patience));
+  }
+
+  #[test]
+  fn a_reader_joins_once_it_acknowledges_past_what_was_pushed_when_it_matched() {
+    let mut rp = RtpsReaderProxy::new(
+      GUID::new(GuidPrefix::UNKNOWN, EntityId::UNKNOWN),
+      QosPolicies::default(),
+      false,
+    );
+    // Matched before anything was pushed: joining until its first ACKNACK.
+    assert!(rp.joining());
+    rp.all_acked_before = SequenceNumber::new(1);
+    assert!(!rp.joining());
+    // Matched after 1..=10 were pushed (its pending GAP): its ACKNACK of
+    // nothing, sent on matching, does not make it a member yet.
+    rp.joins_after = SequenceNumber::new(10);
+    assert!(rp.joining());
+    rp.all_acked_before = SequenceNumber::new(10);
+    assert!(rp.joining());
+    rp.all_acked_before = SequenceNumber::new(11);
+    assert!(!rp.joining());
   }
 }

@@ -1671,6 +1671,7 @@ impl Writer {
         let mut advanced = false;
         let mut follows_stream = false;
         let is_volatile = self.qos_policies.is_volatile();
+        let pushed_or_pushing = self.pushed_or_pushing();
 
         if let Some(reader_proxy) = self.lookup_reader_proxy_mut(reader_guid) {
           if reader_proxy.last_acknack_count == Some(an.count) {
@@ -1692,6 +1693,12 @@ impl Writer {
             .is_some_and(|last| an.count > last);
           reader_proxy.last_acknack_count = Some(an.count);
           reader_proxy.heard_from_at = std::time::Instant::now();
+          // convoy change 94: a reader answers first once it has matched this
+          // writer; what was pushed before then it lost and must have repaired.
+          // Until it has, it is still joining and holds back no one.
+          if first_acknack {
+            reader_proxy.joins_after = max(reader_proxy.joins_after, pushed_or_pushing);
+          }
 
           // Mark requested SNs as "unsent changes"
 
@@ -1960,9 +1967,25 @@ impl Writer {
   /// a slow but live reader still slows the writer instead of losing samples.
   /// The kept history (the History depth) is still repaired to a reader that
   /// comes back; older samples it missed are GAPs.
+  ///
+  /// convoy change 94: nor does a reader still joining
+  /// (`RtpsReaderProxy::joining`). This side matches a new reader when its
+  /// SEDP announcement arrives; the reader's side matches this writer when
+  /// this writer's arrives, which may be much later on a loaded machine, and
+  /// until then it drops what this writer sends and answers nothing. A new
+  /// reader also starts with nothing acknowledged, so the window shut at its
+  /// match: every reader that joined a running 1 kHz stream stalled its writer
+  /// 50 ms (until the tail HEARTBEAT drew its answer), and past
+  /// `max_blocking_time` writes failed, lost to every reader (CI: the sensor
+  /// node dropped a sample as a test's readers joined). Once it has
+  /// acknowledged what was pushed before its first ACKNACK (when it had
+  /// matched this writer: what came before it dropped, and gets repaired) it
+  /// holds the window as any reader; what it misses before then is what a
+  /// KEEP_LAST writer replaced.
   fn stopped_reader(&self, reader: &RtpsReaderProxy, now: std::time::Instant) -> bool {
     self.passes_stopped_readers()
-      && reader.stopped_answering(self.last_sent, now, STOPPED_READER_PATIENCE)
+      && (reader.joining()
+        || reader.stopped_answering(self.last_sent, now, STOPPED_READER_PATIENCE))
   }
 
   /// convoy change 36: user KEEP_LAST writers go on without readers that
@@ -3000,6 +3023,8 @@ impl Writer {
           // as a GAP too told the reader "irrelevant" about a sample it was receiving
           // (a Fast DDS reader then never acknowledged anything again).
           new_proxy.set_pending_gap_up_to(gap_up_to);
+          // convoy change 94
+          new_proxy.joins_after = gap_up_to;
         }
         new_proxy.resolve_send_route(
           &self.interface_observations.borrow(),
@@ -4398,6 +4423,99 @@ mod tests {
       f.writer
         .handle_ack_nack(late.prefix, &acknack(1, &[1, 2, 3], 1));
       assert_eq!(pending_gap(&f.writer, late), [1, 2, 3]);
+    }
+
+    // convoy change 94: a reader matched while a KEEP_LAST writer's samples go
+    // out (its side may not know the writer yet) holds back neither the
+    // acknowledgement frontier nor so the window, until it has acknowledged
+    // what was pushed before it first answered; then it holds it as any reader.
+    #[test]
+    fn a_joining_reader_holds_back_no_one_until_it_has_caught_up() {
+      let qos = QosPolicyBuilder::new()
+        .reliability(Reliability::Reliable {
+          max_blocking_time: Duration::from_millis(100),
+        })
+        .history(History::KeepLast { depth: 8 })
+        .durability(Durability::Volatile)
+        .build();
+      let reader_id = EntityId::new([0, 0, 2], EntityKind::READER_WITH_KEY_USER_DEFINED);
+      let mut f = Fixture::new(
+        EntityId::new([0, 0, 1], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+        qos.clone(),
+        reader_id,
+        &qos,
+        3,
+        8,
+        None,
+      );
+      let acked_all_before = |base: i64, count: i32| {
+        AckSubmessage::AckNack(AckNack {
+          reader_id,
+          writer_id: EntityId::new([0, 0, 1], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+          reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(base)),
+          count,
+        })
+      };
+      let write_and_push = |f: &mut Fixture| {
+        let data = DDSData::new(SerializedPayload::new(
+          RepresentationIdentifier::CDR_LE,
+          vec![0; 8],
+        ));
+        let admitted = f.writer.send_buffer.admit_blocking(
+          WriteOptions::default(),
+          data,
+          Some(StdDuration::ZERO),
+        );
+        assert!(matches!(admitted, Admission::Admitted(_)));
+        f.writer.process_pending();
+      };
+      let acked_through = |f: &Fixture, sn: i64| {
+        f.writer
+          .send_buffer
+          .is_acked_through(SequenceNumber::new(sn))
+      };
+      let first = f.reader_guid;
+      f.writer.process_pending();
+      f.writer
+        .handle_ack_nack(first.prefix, &acked_all_before(4, 1));
+      assert!(acked_through(&f, 3));
+
+      // A reader matches now.
+      let late = GUID::new(GuidPrefix::new(&[3; 12]), reader_id);
+      f.writer
+        .update_reader_proxy(&RtpsReaderProxy::new(late, qos.clone(), false), &qos);
+      assert!(f.writer.readers[&late].joining());
+      assert!(
+        acked_through(&f, 3),
+        "a reader matched now holds back 1..=3"
+      );
+      // 4 and 5 go out; only the first reader has matched this writer.
+      write_and_push(&mut f);
+      write_and_push(&mut f);
+      f.writer
+        .handle_ack_nack(first.prefix, &acked_all_before(6, 2));
+      assert!(
+        acked_through(&f, 5),
+        "a reader that never answered holds back 4..=5"
+      );
+
+      // It answers (it has matched this writer), having received nothing: it
+      // is GAPed 1..=3 and repaired 4..=5, and holds back no one meanwhile.
+      f.writer
+        .handle_ack_nack(late.prefix, &acked_all_before(1, 1));
+      assert!(f.writer.readers[&late].joining());
+      assert!(acked_through(&f, 5));
+      // Caught up: from now on it holds the window as the first reader does.
+      f.writer
+        .handle_ack_nack(late.prefix, &acked_all_before(6, 2));
+      assert!(!f.writer.readers[&late].joining());
+      write_and_push(&mut f);
+      f.writer
+        .handle_ack_nack(first.prefix, &acked_all_before(7, 3));
+      assert!(!acked_through(&f, 6), "the caught-up reader lacks 6");
+      f.writer
+        .handle_ack_nack(late.prefix, &acked_all_before(7, 3));
+      assert!(acked_through(&f, 6));
     }
 
     // convoy change 31: a reader whose participant was lost and found again is
