@@ -647,9 +647,9 @@ const JOINERS: usize = 6;
 /// writer's KEEP_LAST 8 window at once: each join stalled a 1 kHz writer 32-56 ms (until its tail
 /// HEARTBEAT drew the joiner's answer), and a joiner slower than max_blocking_time (100 ms), as a
 /// young process on a loaded machine may be, made writes fail and every reader lose those
-/// samples (CI: the sensor node dropped a sample as the test's own readers joined). The writer writes one sample per
-/// millisecond while `convoy topic echo` processes join one at a time; every write succeeds and
-/// the live reader gets every sample.
+/// samples (CI: the sensor node dropped a sample as the test's own readers joined). The writer
+/// writes one sample per millisecond while `convoy topic echo` processes join one at a time;
+/// every write succeeds and the live reader gets every sample.
 #[test]
 fn readers_joining_a_running_stream_cost_it_no_write() {
     watchdog("joining readers", Duration::from_secs(120));
@@ -665,7 +665,7 @@ fn readers_joining_a_running_stream_cost_it_no_write() {
     let live = drain(live, Arc::clone(&done));
     let topic = camera().name().to_string();
     let t0 = Instant::now();
-    let stop_writing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop_writing = std::sync::atomic::AtomicBool::new(false);
     let (writes, joined) = std::thread::scope(|scope| {
         let writing = scope.spawn(|| {
             let mut writes = Vec::new();

@@ -117,9 +117,9 @@ pub(crate) struct RtpsReaderProxy {
   pub heard_from_at: Instant,
 
   // convoy change 94: the reader is still joining (see `joining`) until it
-  // acknowledges past this: what the writer had pushed when it matched the
-  // reader (a VOLATILE writer's pending GAP) and then when the reader first
-  // answered (it had matched the writer by then).
+  // acknowledges past this: what the writer had pushed when the reader first
+  // answered (it had matched the writer by then). Before that answer it has
+  // acknowledged nothing (0), so it is joining whatever this holds.
   pub joins_after: SequenceNumber,
 }
 
@@ -178,8 +178,8 @@ impl RtpsReaderProxy {
       && now.saturating_duration_since(self.heard_from_at) > patience
   }
 
-  /// convoy change 94: the reader has not yet acknowledged what the writer had
-  /// pushed when it matched the reader and when the reader first answered.
+  /// convoy change 94: the reader has not answered yet, or not yet acknowledged
+  /// what the writer had pushed when it first answered.
   /// Its participant may not know the writer yet (SEDP reaches the two sides
   /// at different times): it drops the writer's samples and answers nothing
   /// until it does, and then has those samples repaired.
@@ -1319,7 +1319,7 @@ mod stopped_reader_tests {
   }
 
   #[test]
-  fn a_reader_joins_once_it_acknowledges_past_what_was_pushed_when_it_matched() {
+  fn a_reader_joins_once_it_acknowledges_past_what_was_pushed_when_it_first_answered() {
     let mut rp = RtpsReaderProxy::new(
       GUID::new(GuidPrefix::UNKNOWN, EntityId::UNKNOWN),
       QosPolicies::default(),
@@ -1329,8 +1329,8 @@ mod stopped_reader_tests {
     assert!(rp.joining());
     rp.all_acked_before = SequenceNumber::new(1);
     assert!(!rp.joining());
-    // Matched after 1..=10 were pushed (its pending GAP): its ACKNACK of
-    // nothing, sent on matching, does not make it a member yet.
+    // First answered after 1..=10 were pushed: that ACKNACK of nothing, sent
+    // on matching, does not make it a member yet.
     rp.joins_after = SequenceNumber::new(10);
     assert!(rp.joining());
     rp.all_acked_before = SequenceNumber::new(10);

@@ -1697,7 +1697,7 @@ impl Writer {
           // writer; what was pushed before then it lost and must have repaired.
           // Until it has, it is still joining and holds back no one.
           if first_acknack {
-            reader_proxy.joins_after = max(reader_proxy.joins_after, pushed_or_pushing);
+            reader_proxy.joins_after = pushed_or_pushing;
           }
 
           // Mark requested SNs as "unsent changes"
@@ -1975,7 +1975,7 @@ impl Writer {
   /// until then it drops what this writer sends and answers nothing. A new
   /// reader also starts with nothing acknowledged, so the window shut at its
   /// match: every reader that joined a running 1 kHz stream stalled its writer
-  /// 50 ms (until the tail HEARTBEAT drew its answer), and past
+  /// 32-56 ms (until the tail HEARTBEAT drew its answer), and past
   /// `max_blocking_time` writes failed, lost to every reader (CI: the sensor
   /// node dropped a sample as a test's readers joined). Once it has
   /// acknowledged what was pushed before its first ACKNACK (when it had
@@ -3023,8 +3023,6 @@ impl Writer {
           // as a GAP too told the reader "irrelevant" about a sample it was receiving
           // (a Fast DDS reader then never acknowledged anything again).
           new_proxy.set_pending_gap_up_to(gap_up_to);
-          // convoy change 94
-          new_proxy.joins_after = gap_up_to;
         }
         new_proxy.resolve_send_route(
           &self.interface_observations.borrow(),
